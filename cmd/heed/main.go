@@ -1,0 +1,68 @@
+// Command heed calls rate-limited HTTP APIs politely, and shows how.
+//
+// Usage:
+//
+//	heed explain [-json] [-at RFC3339] < response.txt
+//	heed sim -profile jira -listen 127.0.0.1:8080
+//	heed demo
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "heed:", err)
+		if errors.As(err, new(usageError)) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+// usageError marks an error in how heed was invoked; heed exits 2 for it.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+const usage = `usage: heed <command> [flags]
+
+commands:
+  demo      run heed against naive clients on a simulated API and compare
+  explain   read an HTTP response head on stdin and show its rate limits
+  sim       serve a simulated rate-limited API
+`
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usagef("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "demo":
+		return runDemo(ctx, rest, stdout, stderr)
+	case "explain":
+		return runExplain(ctx, rest, stdin, stdout, stderr)
+	case "sim":
+		return runSim(ctx, rest, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return usagef("unknown command %q", cmd)
+	}
+}

@@ -1,0 +1,23 @@
+package heed_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The core packages import only the standard library, so that a user of
+// the Transport pulls in no Redis or Prometheus client.
+func TestCoreImportsOnlyStandardLibrary(t *testing.T) {
+	for _, pkg := range []string{".", "./header", "./limiter", "./heedtest", "./profile"} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if !strings.HasPrefix(dep, "github.com/heedhttp/heed") {
+				t.Errorf("%s depends on %s; core packages must use only the standard library", pkg, dep)
+			}
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package heed
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrLimited is the sentinel every rate-limit error matches:
+// errors.Is(err, heed.ErrLimited) is true for a [*LimitedError].
+var ErrLimited = errors.New("heed: rate limited")
+
+// LimitedError reports that a request was, or would be, rate limited: the
+// server answered 429 (or 503 with a wait), or heed refused to send the
+// request because its scope is blocked or the wait exceeds the caller's
+// budget.
+type LimitedError struct {
+	// Scope names what is limited, such as `GET /rest/api/3/issue/{id}` on a
+	// tenant, or "global".
+	Scope string
+	// RetryAfter is how long to wait before trying again. It is at least
+	// one second for a 429.
+	RetryAfter time.Duration
+	// Reason is the server's reason (RateLimit-Reason and the like), or what
+	// held the request back locally ("blocked", "paced", "busy", "spaced").
+	Reason string
+	// StatusCode is the response's status when the server limited the
+	// request, or zero when heed refused it without sending.
+	StatusCode int
+	// Err is the underlying cause, if any, such as context.DeadlineExceeded
+	// when the wait would outlive the context.
+	Err error
+}
+
+func (e *LimitedError) Error() string {
+	who := "limited"
+	if e.StatusCode != 0 {
+		who = fmt.Sprintf("limited by the server (%d)", e.StatusCode)
+	}
+	msg := fmt.Sprintf("heed: scope %q %s; retry in %v", e.Scope, who, e.RetryAfter.Round(time.Millisecond))
+	if e.Reason != "" {
+		msg += " (" + e.Reason + ")"
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is [ErrLimited].
+func (e *LimitedError) Is(target error) bool { return target == ErrLimited }
+
+// Unwrap returns the underlying cause.
+func (e *LimitedError) Unwrap() error { return e.Err }
+
+// ErrNotRewindable reports a request whose body cannot be sent again
+// because it has no GetBody. heed returns such a request's response instead
+// of retrying it; the error names the cause in logs and events.
+var ErrNotRewindable = errors.New("heed: request body cannot be rewound")

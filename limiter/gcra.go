@@ -1,0 +1,88 @@
+package limiter
+
+import (
+	"math"
+	"time"
+)
+
+// Pace is a steady rate with a burst allowance.
+//
+// The zero Pace is unpaced: every reservation is granted at once.
+type Pace struct {
+	// Rate is the steady-state rate in units per second. Zero or less means
+	// no pacing.
+	Rate float64
+	// Burst is how many units may go back to back after a quiet spell.
+	// Values below 1 mean 1.
+	Burst float64
+}
+
+// maxAhead bounds how far a TAT may run ahead of now, so that a hostile rate
+// (1e-300 units per second) cannot push a scope's TAT past the range of
+// time.Time arithmetic.
+const maxAhead = 100 * 365 * 24 * time.Hour
+
+// Reserve books cost units at now against a scope whose theoretical arrival
+// time is tat. It returns the scope's new TAT and how long the caller must
+// wait before sending. The reservation is made even when wait > 0: the
+// caller is expected to wait and then send, which is what keeps many
+// waiters in order instead of waking them all at once.
+//
+// Use Check first when a reservation must not be made unless the wait is
+// acceptable.
+func (p Pace) Reserve(tat, now time.Time, cost float64) (newTAT time.Time, wait time.Duration) {
+	if p.Rate <= 0 || math.IsNaN(p.Rate) {
+		return tat, 0
+	}
+	if tat.Before(now) {
+		tat = now
+	}
+	newTAT = tat.Add(p.span(cost))
+	allowAt := newTAT.Add(-p.span(p.burst()))
+	if allowAt.After(now) {
+		wait = allowAt.Sub(now)
+	}
+	return newTAT, wait
+}
+
+// Check reports how long a reservation of cost units at now would have to
+// wait, without making it.
+func (p Pace) Check(tat, now time.Time, cost float64) time.Duration {
+	_, wait := p.Reserve(tat, now, cost)
+	return wait
+}
+
+// Remaining reports how many units could be reserved at now without waiting.
+func (p Pace) Remaining(tat, now time.Time) float64 {
+	if p.Rate <= 0 || math.IsNaN(p.Rate) {
+		return math.Inf(1)
+	}
+	if tat.Before(now) {
+		return p.burst()
+	}
+	used := tat.Sub(now).Seconds() * p.Rate
+	if left := p.burst() - used; left > 0 {
+		return left
+	}
+	return 0
+}
+
+func (p Pace) burst() float64 {
+	if p.Burst < 1 || math.IsNaN(p.Burst) {
+		return 1
+	}
+	return p.Burst
+}
+
+// span is the time that cost units take at the pace's rate, bounded so that
+// no input overflows.
+func (p Pace) span(cost float64) time.Duration {
+	if cost <= 0 || math.IsNaN(cost) {
+		return 0
+	}
+	s := cost / p.Rate * float64(time.Second)
+	if s >= float64(maxAhead) || math.IsInf(s, 1) {
+		return maxAhead
+	}
+	return time.Duration(s)
+}

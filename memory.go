@@ -1,0 +1,288 @@
+package heed
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/heedhttp/heed/limiter"
+)
+
+// Defaults of the memory store.
+const (
+	defaultLeaseTTL = 2 * time.Minute
+	defaultRateTTL  = 10 * time.Minute
+	busyPoll        = 50 * time.Millisecond
+	minSweep        = 1024
+)
+
+// MemoryStore is a [Store] in one process's memory: the default of a
+// [Transport] whose Store is nil. Share one MemoryStore between Transports
+// (for example one per tenant) to share their state.
+//
+// Scopes that hold nothing (no block, no lease, no pacing debt, no learned
+// rate) are evicted as the map grows, so memory stays bounded however many
+// distinct paths are called. The zero MemoryStore is empty and ready to use.
+// A MemoryStore is safe for concurrent use.
+type MemoryStore struct {
+	// Now returns the current time. Nil means time.Now. Tests of stores
+	// that cannot run in a synctest bubble set it to a manual clock.
+	Now func() time.Time
+
+	mu        sync.Mutex
+	scopes    map[string]*scopeState
+	nextLease Lease
+	sweepAt   int // sweep when len(scopes) reaches this
+}
+
+type scopeState struct {
+	blockedUntil time.Time
+	notBefore    time.Time // end of the gap after the last release
+	tat          time.Time // GCRA theoretical arrival time
+	rate         float64   // learned rate; zero when none
+	burst        float64
+	rateUntil    time.Time
+	leases       map[Lease]time.Time // lease -> expiry
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// NewMemoryStore returns an empty MemoryStore.
+func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+
+func (s *MemoryStore) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// Len reports how many scopes the store holds state for.
+func (s *MemoryStore) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.scopes)
+}
+
+func (s *MemoryStore) state(key string, now time.Time) *scopeState {
+	st := s.scopes[key]
+	if st == nil {
+		if s.scopes == nil {
+			s.scopes = make(map[string]*scopeState)
+		}
+		if len(s.scopes) >= max(s.sweepAt, minSweep) {
+			s.sweep(now)
+		}
+		st = &scopeState{}
+		s.scopes[key] = st
+	}
+	return st
+}
+
+// sweep drops every scope that holds nothing at now. It runs when the map
+// has doubled since the last sweep, so its cost is amortised over inserts.
+func (s *MemoryStore) sweep(now time.Time) {
+	for k, st := range s.scopes {
+		if st.idle(now) {
+			delete(s.scopes, k)
+		}
+	}
+	s.sweepAt = max(minSweep, 2*len(s.scopes))
+}
+
+func (st *scopeState) idle(now time.Time) bool {
+	st.expireLeases(now)
+	return len(st.leases) == 0 && !st.blockedUntil.After(now) && !st.notBefore.After(now) &&
+		!st.tat.After(now) && !st.rateUntil.After(now)
+}
+
+func (st *scopeState) expireLeases(now time.Time) {
+	for l, exp := range st.leases {
+		if !exp.After(now) {
+			delete(st.leases, l)
+		}
+	}
+}
+
+func (st *scopeState) pace(sc *ScopeAdmit, now time.Time) limiter.Pace {
+	if st.rate > 0 && st.rateUntil.After(now) {
+		return limiter.Pace{Rate: st.rate, Burst: st.burst}
+	}
+	return limiter.Pace{Rate: sc.Rate, Burst: sc.Burst}
+}
+
+// Admit implements [Store].
+func (s *MemoryStore) Admit(ctx context.Context, a *Admission) (Decision, error) {
+	if err := ctx.Err(); err != nil {
+		return Decision{}, err
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var states [8]*scopeState
+	sts := states[:0]
+	for i := range a.Scopes {
+		sts = append(sts, s.state(a.Scopes[i].Key, now))
+	}
+
+	// Blocks first: nothing is reserved for a request that cannot go.
+	if d, ok := longest(a, sts, now, Blocked, func(st *scopeState) time.Time { return st.blockedUntil }); ok {
+		return d, nil
+	}
+	if d, ok := longest(a, sts, now, Spaced, func(st *scopeState) time.Time { return st.notBefore }); ok {
+		return d, nil
+	}
+	for i, st := range sts {
+		if lim := a.Scopes[i].Limit; lim > 0 {
+			st.expireLeases(now)
+			if len(st.leases) >= lim {
+				return Decision{Reason: Busy, Wait: busyPoll, Scope: a.Scopes[i].Key}, nil
+			}
+		}
+	}
+
+	cost := a.Cost
+	if cost <= 0 {
+		cost = 1
+	}
+	if !a.Paced {
+		// The request goes when the slowest of its scopes allows.
+		var wait time.Duration
+		slowest := -1
+		for i, st := range sts {
+			if w := st.pace(&a.Scopes[i], now).Check(st.tat, now, cost); w > wait {
+				wait, slowest = w, i
+			}
+		}
+		if a.MaxWait > 0 && wait > a.MaxWait {
+			return Decision{Reason: Paced, Wait: wait, Scope: a.Scopes[slowest].Key}, nil
+		}
+		at := now.Add(wait)
+		for i, st := range sts {
+			st.tat, _ = st.pace(&a.Scopes[i], now).Reserve(st.tat, at, cost)
+		}
+		if wait > 0 {
+			return Decision{Reason: Paced, Wait: wait, Scope: a.Scopes[slowest].Key, Reserved: true}, nil
+		}
+	}
+
+	lease := Lease(0)
+	ttl := a.LeaseTTL
+	if ttl <= 0 {
+		ttl = defaultLeaseTTL
+	}
+	for i, st := range sts {
+		if a.Scopes[i].Limit > 0 || a.Scopes[i].Gap > 0 {
+			if lease == 0 {
+				s.nextLease++
+				lease = s.nextLease
+			}
+			if st.leases == nil {
+				st.leases = make(map[Lease]time.Time, 4)
+			}
+			st.leases[lease] = now.Add(ttl)
+		}
+	}
+	return Decision{Reason: Admitted, Lease: lease}, nil
+}
+
+// longest returns a decision to wait for the latest of the instants at that
+// lies after now, if any does.
+func longest(a *Admission, sts []*scopeState, now time.Time, r WaitReason, at func(*scopeState) time.Time) (Decision, bool) {
+	var until time.Time
+	scope := -1
+	for i, st := range sts {
+		if t := at(st); t.After(now) && t.After(until) {
+			until, scope = t, i
+		}
+	}
+	if scope < 0 {
+		return Decision{}, false
+	}
+	return Decision{Reason: r, Wait: until.Sub(now), Scope: a.Scopes[scope].Key}, true
+}
+
+// Release implements [Store].
+func (s *MemoryStore) Release(ctx context.Context, a *Admission, lease Lease) error {
+	if lease == 0 {
+		return nil
+	}
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range a.Scopes {
+		st := s.scopes[a.Scopes[i].Key]
+		if st == nil {
+			continue
+		}
+		if _, held := st.leases[lease]; !held {
+			continue
+		}
+		delete(st.leases, lease)
+		if gap := a.Scopes[i].Gap; gap > 0 {
+			if nb := now.Add(gap); nb.After(st.notBefore) {
+				st.notBefore = nb
+			}
+		}
+	}
+	return nil
+}
+
+// Update implements [Store].
+func (s *MemoryStore) Update(ctx context.Context, u *Update) error {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, b := range u.Blocks {
+		if b.For <= 0 {
+			continue
+		}
+		st := s.state(b.Key, now)
+		if until := now.Add(b.For); until.After(st.blockedUntil) {
+			st.blockedUntil = until
+		}
+	}
+	for i := range u.Rates {
+		r := &u.Rates[i]
+		st := s.state(r.Key, now)
+		cur := 0.0
+		if st.rateUntil.After(now) {
+			cur = st.rate
+		}
+		ttl := r.TTL
+		if ttl <= 0 {
+			ttl = defaultRateTTL
+		}
+		st.rate, st.burst, st.rateUntil = r.Apply(cur), r.Burst, now.Add(ttl)
+	}
+	return nil
+}
+
+// Snapshot is what a [MemoryStore] holds for one scope, for tests and
+// diagnostics.
+type Snapshot struct {
+	BlockedUntil time.Time
+	NotBefore    time.Time
+	TAT          time.Time
+	Rate         float64 // learned rate, or zero
+	Leases       int
+}
+
+// Snapshot returns what the store holds for the scope key, and whether it
+// holds anything.
+func (s *MemoryStore) Snapshot(key string) (Snapshot, bool) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.scopes[key]
+	if st == nil {
+		return Snapshot{}, false
+	}
+	st.expireLeases(now)
+	snap := Snapshot{BlockedUntil: st.blockedUntil, NotBefore: st.notBefore, TAT: st.tat, Leases: len(st.leases)}
+	if st.rateUntil.After(now) {
+		snap.Rate = st.rate
+	}
+	return snap, true
+}

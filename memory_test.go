@@ -1,0 +1,102 @@
+package heed_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/heedhttp/heed"
+)
+
+func admit(t *testing.T, s heed.Store, a *heed.Admission) heed.Decision {
+	t.Helper()
+	d, err := s.Admit(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Idle scopes are evicted: a million distinct paths leave the store small.
+func TestMemoryStoreStaysBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million admissions")
+	}
+	synctest.Test(t, func(t *testing.T) {
+		s := heed.NewMemoryStore()
+		peak := 0
+		for i := range 1_000_000 {
+			a := &heed.Admission{Scopes: []heed.ScopeAdmit{
+				{Key: "tenant t", Limit: 8},
+				{Key: fmt.Sprintf("endpoint t GET /files/f%dx", i), Rate: 100, Burst: 100},
+			}}
+			d := admit(t, s, a)
+			if d.Reason != heed.Admitted {
+				t.Fatalf("admission %d: %v, want admitted", i, d.Reason)
+			}
+			if err := s.Release(context.Background(), a, d.Lease); err != nil {
+				t.Fatal(err)
+			}
+			if i%1000 == 999 {
+				time.Sleep(time.Second) // let pacing debts lapse
+				peak = max(peak, s.Len())
+			}
+		}
+		if peak > 4096 {
+			t.Errorf("store held %d scopes at its peak, want it bounded by eviction", peak)
+		}
+	})
+}
+
+// Blocks merge by maximum: a shorter block never shortens a longer one.
+func TestMemoryStoreBlocksMergeByMax(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := heed.NewMemoryStore()
+		ctx := context.Background()
+		_ = s.Update(ctx, &heed.Update{Blocks: []heed.Block{{Key: "e", For: 10 * time.Second}}})
+		_ = s.Update(ctx, &heed.Update{Blocks: []heed.Block{{Key: "e", For: 2 * time.Second}}})
+		d := admit(t, s, &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "g"}, {Key: "e"}}})
+		if d.Reason != heed.Blocked || d.Wait != 10*time.Second || d.Scope != "e" {
+			t.Errorf("Admit = %+v, want blocked on e for 10s", d)
+		}
+	})
+}
+
+// A pacing wait beyond MaxWait reserves nothing.
+func TestMemoryStoreMaxWaitReservesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := heed.NewMemoryStore()
+		a := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "e", Rate: 1, Burst: 1}}, MaxWait: 500 * time.Millisecond}
+		if d := admit(t, s, a); d.Reason != heed.Admitted {
+			t.Fatalf("first: %v", d.Reason)
+		}
+		before, _ := s.Snapshot("e")
+		d := admit(t, s, a)
+		after, _ := s.Snapshot("e")
+		if d.Reason != heed.Paced || d.Reserved || d.Wait != time.Second || !after.TAT.Equal(before.TAT) {
+			t.Errorf("Admit = %+v, TAT moved %v; want a 1s pacing wait, not reserved", d, after.TAT.Sub(before.TAT))
+		}
+	})
+}
+
+// Learned rates override defaults until they expire; AIMD updates compose.
+func TestMemoryStoreLearnedRates(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := heed.NewMemoryStore()
+		ctx := context.Background()
+		_ = s.Update(ctx, &heed.Update{Rates: []heed.RateUpdate{{Key: "e", Factor: 0.5, Default: 10, TTL: time.Minute}}})
+		if snap, _ := s.Snapshot("e"); snap.Rate != 5 {
+			t.Errorf("after halving the default 10, rate = %v, want 5", snap.Rate)
+		}
+		_ = s.Update(ctx, &heed.Update{Rates: []heed.RateUpdate{{Key: "e", Add: 1, Max: 5.5, Default: 10, TTL: time.Minute}}})
+		if snap, _ := s.Snapshot("e"); snap.Rate != 5.5 {
+			t.Errorf("after adding 1 capped at 5.5, rate = %v, want 5.5", snap.Rate)
+		}
+		time.Sleep(time.Minute)
+		if snap, _ := s.Snapshot("e"); snap.Rate != 0 {
+			t.Errorf("after the TTL, learned rate = %v, want forgotten", snap.Rate)
+		}
+	})
+}

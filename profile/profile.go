@@ -1,0 +1,97 @@
+// Package profile has heed's provider profiles: how each provider's
+// requests fall into scopes, which writes are spaced, and default rates.
+//
+//	t := &heed.Transport{Profile: profile.Jira()}
+package profile
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/header"
+)
+
+// Jira returns the profile of Jira Cloud (seed 000): endpoints paced at half
+// of Jira's default rates, writes to one issue one at a time 350ms apart
+// (20 per 2 s and 100 per 30 s are allowed per issue), and a throttle with
+// no reason blocking its endpoint.
+func Jira() *heed.Profile {
+	return &heed.Profile{
+		Name:         "jira",
+		WriteKey:     func(r *http.Request) string { return JiraIssueKey(r.URL.Path) },
+		WriteGap:     350 * time.Millisecond,
+		Rate:         heed.DefaultRate,
+		UnknownScope: header.ScopeEndpoint,
+	}
+}
+
+// JiraIssueKey returns the issue key or id in a Jira REST path such as
+// /rest/api/3/issue/PROJ-1/comment, or "" when the path names no issue.
+func JiraIssueKey(path string) string {
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	const marker = "/issue/"
+	i := strings.Index(path, marker)
+	if i < 0 {
+		return ""
+	}
+	rest := path[i+len(marker):]
+	if j := strings.IndexByte(rest, '/'); j >= 0 {
+		rest = rest[:j]
+	}
+	if !isIssueKey(rest) && !isNumber(rest) {
+		return ""
+	}
+	return rest
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isIssueKey(s string) bool {
+	dash := strings.LastIndexByte(s, '-')
+	if dash < 1 || !isNumber(s[dash+1:]) || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < dash; i++ {
+		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// GitHub returns the profile of the GitHub REST API: limits are per token
+// (the tenant), so a throttle with no reason blocks the whole tenant;
+// endpoints are paced gently because GitHub's secondary limits punish
+// bursts.
+func GitHub() *heed.Profile {
+	return &heed.Profile{
+		Name:         "github",
+		Rate:         func(string) float64 { return 10 },
+		UnknownScope: header.ScopeTenant,
+	}
+}
+
+// OpenAI returns the profile of the OpenAI API: limits are per organisation
+// and model, in requests and tokens per minute, so a throttle blocks the
+// tenant until the server says otherwise.
+func OpenAI() *heed.Profile {
+	return &heed.Profile{
+		Name:         "openai",
+		Rate:         func(string) float64 { return 5 },
+		UnknownScope: header.ScopeTenant,
+	}
+}

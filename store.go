@@ -1,0 +1,164 @@
+package heed
+
+import (
+	"context"
+	"time"
+)
+
+// Store holds the coordination state that every caller of a [Transport]
+// shares: which scopes are blocked and until when, each scope's pacing state
+// and learned rate, concurrency leases, and write spacing.
+//
+// Every method is atomic. A Store shared by several Transports (in one
+// process with [NewMemoryStore], or across processes with package
+// redisstore) makes them behave as one client.
+//
+// Times are the store's own: a Store measures durations on its clock (the
+// Redis server's, for a Redis store), so callers on machines with skewed
+// clocks agree.
+type Store interface {
+	// Admit makes one admission decision over all of a request's scopes.
+	// It never blocks for longer than the I/O it needs.
+	Admit(ctx context.Context, a *Admission) (Decision, error)
+	// Release gives back the lease of an admitted request and starts the
+	// gap of every scope of a that has one.
+	Release(ctx context.Context, a *Admission, lease Lease) error
+	// Update applies what a response taught: blocks (merged by maximum, so
+	// a shorter block never shortens a longer one) and learned rates.
+	Update(ctx context.Context, u *Update) error
+}
+
+// Lease identifies one admitted request's hold on the concurrency slots of
+// its scopes. The zero Lease holds nothing.
+type Lease uint64
+
+// ScopeAdmit is one scope of an [Admission], with the limits the caller
+// applies to it when the store has learned nothing better.
+type ScopeAdmit struct {
+	// Key names the scope in the store.
+	Key string
+	// Rate is the scope's default pacing rate in units per second, used
+	// until a rate is learned for the scope. Zero means unpaced.
+	Rate float64
+	// Burst is the default burst in units for Rate; below 1 means 1.
+	Burst float64
+	// Limit caps how many admitted requests may hold the scope at once.
+	// Zero means no cap.
+	Limit int
+	// Gap is how long the scope stays closed after each release, so that
+	// writes to one resource are spaced. Zero means no gap.
+	Gap time.Duration
+}
+
+// Admission is what one request asks of a [Store].
+type Admission struct {
+	// Scopes are the request's scopes, each with its default limits.
+	Scopes []ScopeAdmit
+	// Cost is the request's cost in the scopes' units; zero means 1.
+	Cost float64
+	// Paced reports that an earlier decision already reserved this request's
+	// pacing, so pacing is not charged again.
+	Paced bool
+	// MaxWait is the longest pacing wait worth reserving: a reservation that
+	// would wait longer is not made, and the decision says how long it would
+	// have been. Zero means no bound.
+	MaxWait time.Duration
+	// LeaseTTL bounds how long a lease is held if it is never released (a
+	// process that died mid-request). Zero means the store's default.
+	LeaseTTL time.Duration
+}
+
+// WaitReason says why a [Decision] did not admit a request.
+type WaitReason uint8
+
+// Reasons a request waits.
+const (
+	Admitted WaitReason = iota // not waiting
+	Blocked                    // a scope is blocked, usually after a 429
+	Paced                      // pacing: the request's turn is in the future
+	Busy                       // a concurrency cap is reached
+	Spaced                     // a gap after a write to the same resource
+)
+
+var waitReasonNames = [...]string{"admitted", "blocked", "paced", "busy", "spaced"}
+
+func (r WaitReason) String() string {
+	if int(r) < len(waitReasonNames) {
+		return waitReasonNames[r]
+	}
+	return "unknown"
+}
+
+// Decision is a [Store]'s answer to an [Admission].
+type Decision struct {
+	// Reason is Admitted when the request may be sent now, holding Lease;
+	// otherwise it says why the request must wait.
+	Reason WaitReason
+	// Lease is the admitted request's hold on its scopes' concurrency slots;
+	// release it when the response has arrived.
+	Lease Lease
+	// Wait is how long to wait before asking again. For Busy it is a hint:
+	// a slot may free sooner.
+	Wait time.Duration
+	// Scope is the key of the scope that imposes the longest wait.
+	Scope string
+	// Reserved reports that pacing was reserved for the request: the caller
+	// sets [Admission.Paced] when it asks again after Wait.
+	Reserved bool
+}
+
+// Update is what one response taught, applied atomically.
+type Update struct {
+	// Blocks close scopes for a time.
+	Blocks []Block
+	// Rates change scopes' pacing rates.
+	Rates []RateUpdate
+}
+
+// Block closes a scope for a time, starting at the store's now.
+type Block struct {
+	Key string
+	For time.Duration
+}
+
+// RateUpdate changes the pacing rate a store holds for a scope. The new
+// rate is Rate when it is positive; otherwise the current rate (the learned
+// one, or Default when none is held) times Factor (when positive) plus Add.
+// The result is clamped to [Min, Max] where those are positive.
+type RateUpdate struct {
+	Key     string
+	Rate    float64
+	Factor  float64
+	Add     float64
+	Default float64
+	Min     float64
+	Max     float64
+	// Burst is the burst to pace with; below 1 means 1.
+	Burst float64
+	// TTL is how long the learned rate holds before the scope falls back to
+	// its default. Zero means the store's default.
+	TTL time.Duration
+}
+
+// Apply returns the rate that u sets for a scope whose learned rate is cur
+// (zero when none is held).
+func (u *RateUpdate) Apply(cur float64) float64 {
+	r := u.Rate
+	if r <= 0 {
+		if cur <= 0 {
+			cur = u.Default
+		}
+		r = cur
+		if u.Factor > 0 {
+			r *= u.Factor
+		}
+		r += u.Add
+	}
+	if u.Max > 0 && r > u.Max {
+		r = u.Max
+	}
+	if u.Min > 0 && r < u.Min {
+		r = u.Min
+	}
+	return r
+}
