@@ -5,20 +5,22 @@
 //
 //	client := &http.Client{Transport: &heed.Transport{Profile: profile.Jira()}}
 //
-// For every request it runs one pipeline:
-//
-//	classify -> admit -> send -> learn -> decide
+// For every request it runs one pipeline: classify, admit, send, learn,
+// decide.
 //
 //   - classify: the [Profile] maps the request to its scopes: global,
 //     tenant (scheme and host by default), endpoint (method and path
-//     template, ids removed) and, for writes, the resource written.
+//     template, ids removed), for writes the resource written, and the
+//     limit scopes the server has named for the endpoint.
 //   - admit: wait until no scope is blocked, take one of the tenant's
 //     concurrency slots, wait for the resource's write gap, and reserve
 //     pacing in every scope; all in one atomic [Store] call.
 //   - send: through [Transport.Base].
-//   - learn: quota headers (RateLimit, Beta-RateLimit and every dialect
-//     package header reads) spread what is left of a quota over its window,
-//     and an exhausted quota blocks its scope until the reset.
+//   - learn: advertised limits (every dialect package header reads) set
+//     each scope's pace to [Transport.Target] of the steady-state rate and
+//     spread what is left of a quota over its window; an exhausted quota
+//     blocks its scope until the reset; with no advertised limit, 429s cut
+//     the endpoint's rate and quiet successes raise it (AIMD).
 //   - decide: a 429, or a 503 with a wait, blocks the scope the server named
 //     for at least Retry-After (plus jitter, growing exponentially on
 //     repeated 429s), and the request is retried if it is safe to repeat,

@@ -104,11 +104,18 @@ func (st *scopeState) expireLeases(now time.Time) {
 	}
 }
 
-func (st *scopeState) pace(sc *ScopeAdmit, now time.Time) limiter.Pace {
+// pace returns the scope's pace: its learned rate while one holds, else the
+// admission's default. For a background admission a, the burst is cut by
+// its reserve.
+func (st *scopeState) pace(sc *ScopeAdmit, now time.Time, a *Admission) limiter.Pace {
+	p := limiter.Pace{Rate: sc.Rate, Burst: sc.Burst}
 	if st.rate > 0 && st.rateUntil.After(now) {
-		return limiter.Pace{Rate: st.rate, Burst: st.burst}
+		p = limiter.Pace{Rate: st.rate, Burst: st.burst}
 	}
-	return limiter.Pace{Rate: sc.Rate, Burst: sc.Burst}
+	if a != nil && a.Background && a.Reserve > 0 {
+		p = p.Yielding(a.Reserve)
+	}
+	return p
 }
 
 // Admit implements [Store].
@@ -142,25 +149,22 @@ func (s *MemoryStore) Admit(ctx context.Context, a *Admission) (Decision, error)
 		}
 	}
 
-	cost := a.Cost
-	if cost <= 0 {
-		cost = 1
-	}
 	if !a.Paced {
 		// The request goes when the slowest of its scopes allows.
 		var wait time.Duration
 		slowest := -1
 		for i, st := range sts {
-			if w := st.pace(&a.Scopes[i], now).Check(st.tat, now, cost); w > wait {
+			if w := st.pace(&a.Scopes[i], now, a).Check(st.tat, now, a.cost(i)); w > wait {
 				wait, slowest = w, i
 			}
 		}
-		if a.MaxWait > 0 && wait > a.MaxWait {
+		if a.MaxWait > 0 && wait > a.MaxWait || a.Background && wait > 0 {
+			// Too long, or a background request, which never books ahead.
 			return Decision{Reason: Paced, Wait: wait, Scope: a.Scopes[slowest].Key}, nil
 		}
 		at := now.Add(wait)
 		for i, st := range sts {
-			st.tat, _ = st.pace(&a.Scopes[i], now).Reserve(st.tat, at, cost)
+			st.tat, _ = st.pace(&a.Scopes[i], now, nil).Reserve(st.tat, at, a.cost(i))
 		}
 		if wait > 0 {
 			return Decision{Reason: Paced, Wait: wait, Scope: a.Scopes[slowest].Key, Reserved: true}, nil

@@ -36,6 +36,10 @@ type Profile struct {
 	// requests per second, used until the server advertises a limit. Nil
 	// means [DefaultRate]; a result of zero or less leaves it unpaced.
 	Rate func(method string) float64
+	// Cost estimates what a request takes from limits counted in tokens or
+	// points, before it is sent; it must not consume the request's body
+	// (use GetBody). Nil means 1.
+	Cost func(*http.Request) float64
 	// UnknownScope is the scope blocked by a throttle that names no reason:
 	// [header.ScopeEndpoint] (the default, when empty) or
 	// [header.ScopeTenant] for providers whose limits are account-wide.
@@ -114,7 +118,15 @@ func EndpointKey(method, path string) string {
 		path = path[:i]
 	}
 	var b strings.Builder
-	b.Grow(len(method) + 1 + len(path))
+	b.Grow(len(method) + 1 + len(path) + 8)
+	writeEndpointKey(&b, method, path)
+	return b.String()
+}
+
+func writeEndpointKey(b *strings.Builder, method, path string) {
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
 	b.WriteString(method)
 	b.WriteByte(' ')
 	for i := 0; i < len(path); {
@@ -134,7 +146,6 @@ func EndpointKey(method, path string) string {
 		}
 		i = j + 1
 	}
-	return b.String()
 }
 
 // isID reports whether a path segment is an identifier: three or more

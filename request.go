@@ -3,6 +3,7 @@ package heed
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/heedhttp/heed/header"
 )
@@ -11,21 +12,21 @@ import (
 type request struct {
 	ctx      context.Context
 	adm      Admission
-	scopes   [4]ScopeAdmit
+	scopes   [4 + maxSubScopes]ScopeAdmit
 	tenant   string
 	endpoint string // endpoint template, for logs
 	key      string // resource key of a write, or ""
 	canRetry bool
 }
 
-// Scope key prefixes. Every scope but global is qualified by tenant, so
-// that a store shared between tenants never mixes them up.
-const (
-	globalKey   = "global"
-	tenantPfx   = "tenant "
-	endpointPfx = "endpoint "
-	keyPfx      = "key "
-)
+// Scope keys. The tenant's key is its name; the endpoint's is the tenant,
+// a space, and the endpoint template; a resource's is the tenant and
+// " key:" and the resource. Every scope but global is qualified by tenant,
+// so that a store shared between tenants never mixes them up.
+const globalKey = "global"
+
+// maxSubScopes caps the learned limit scopes one endpoint joins.
+const maxSubScopes = 4
 
 const (
 	iGlobal = iota
@@ -37,8 +38,27 @@ const (
 func (t *Transport) classify(req *http.Request) *request {
 	p := t.Profile
 	r := &request{ctx: req.Context()}
-	r.tenant = p.tenant(req)
-	r.endpoint = p.endpoint(req.Method, req.URL.Path)
+
+	// One string holds the tenant and endpoint keys: the tenant's is a
+	// prefix of the endpoint's.
+	var b strings.Builder
+	if p != nil && p.Tenant != nil {
+		b.WriteString(p.Tenant(req))
+	} else {
+		b.Grow(len(req.URL.Scheme) + 3 + len(req.URL.Host) + 2 + len(req.Method) + len(req.URL.Path) + 8)
+		b.WriteString(req.URL.Scheme)
+		b.WriteString("://")
+		b.WriteString(req.URL.Host)
+	}
+	nt := b.Len()
+	b.WriteByte(' ')
+	if p != nil && p.Endpoint != nil {
+		b.WriteString(p.Endpoint(req.Method, req.URL.Path))
+	} else {
+		writeEndpointKey(&b, req.Method, req.URL.Path)
+	}
+	keys := b.String()
+	r.tenant, r.endpoint = keys[:nt], keys[nt+1:]
 	r.key = p.writeKey(req)
 
 	conc := orDefault(t.Concurrency, DefaultConcurrency)
@@ -47,15 +67,32 @@ func (t *Transport) classify(req *http.Request) *request {
 	}
 	rate := p.rate(req.Method)
 	r.scopes[iGlobal] = ScopeAdmit{Key: globalKey}
-	r.scopes[iTenant] = ScopeAdmit{Key: tenantPfx + r.tenant, Limit: conc}
-	r.scopes[iEndpoint] = ScopeAdmit{Key: endpointPfx + r.tenant + " " + r.endpoint, Rate: rate, Burst: rate}
+	r.scopes[iTenant] = ScopeAdmit{Key: r.tenant, Limit: conc}
+	r.scopes[iEndpoint] = ScopeAdmit{Key: keys, Rate: rate, Burst: rate}
 	n := 3
 	if r.key != "" {
-		r.scopes[iKey] = ScopeAdmit{Key: keyPfx + r.tenant + " " + r.key, Limit: 1, Gap: p.writeGap()}
+		r.scopes[iKey] = ScopeAdmit{Key: r.tenant + " key:" + r.key, Limit: 1, Gap: p.writeGap()}
 		n = 4
 	}
+	opts := optionsFrom(req.Context())
+	for _, sub := range t.learner.subScopes(keys) {
+		sc := ScopeAdmit{Key: sub.key}
+		if sub.units {
+			sc.Cost = t.cost(req, opts)
+		}
+		r.scopes[n] = sc
+		n++
+	}
 	r.adm.Scopes = r.scopes[:n]
-	r.adm.Cost = optionsFrom(req.Context()).cost
+	if opts.priority == Background {
+		r.adm.Background = true
+		if t.Reserve >= 0 {
+			r.adm.Reserve = t.Reserve
+			if r.adm.Reserve == 0 || r.adm.Reserve >= 1 {
+				r.adm.Reserve = DefaultReserve
+			}
+		}
+	}
 
 	r.canRetry = t.RetryNonIdempotent || isIdempotent(req)
 	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
@@ -104,6 +141,41 @@ type ctxKey struct{}
 type options struct {
 	failFast bool
 	cost     float64
+	priority Priority
+}
+
+// Priority orders requests that compete for one scope.
+type Priority uint8
+
+// Priorities.
+const (
+	// Interactive requests (the default) are ones a person waits for.
+	Interactive Priority = iota
+	// Background requests yield: they never book a turn ahead, and they
+	// leave [Transport.Reserve] of every scope's burst to interactive ones,
+	// so a bulk job cannot starve a user's requests.
+	Background
+)
+
+// WithPriority returns a context that gives a request priority p.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	o := optionsFrom(ctx)
+	o.priority = p
+	return context.WithValue(ctx, ctxKey{}, o)
+}
+
+// cost returns what a request takes from limits counted in tokens or
+// points: the context's cost, else the profile's estimate, else 1.
+func (t *Transport) cost(req *http.Request, o options) float64 {
+	if o.cost > 0 {
+		return o.cost
+	}
+	if p := t.Profile; p != nil && p.Cost != nil {
+		if c := p.Cost(req); c > 0 {
+			return c
+		}
+	}
+	return 1
 }
 
 func optionsFrom(ctx context.Context) options {
@@ -120,8 +192,10 @@ func WithFailFast(ctx context.Context) context.Context {
 	return context.WithValue(ctx, ctxKey{}, o)
 }
 
-// WithCost returns a context that charges a request cost units (tokens,
-// points) instead of one against its scopes' pacing.
+// WithCost returns a context that charges a request cost units against
+// the limits that count tokens or points (an OpenAI tokens-per-minute
+// limit, say), instead of the profile's estimate. Limits that count
+// requests still take one.
 func WithCost(ctx context.Context, cost float64) context.Context {
 	o := optionsFrom(ctx)
 	o.cost = cost

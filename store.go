@@ -48,14 +48,25 @@ type ScopeAdmit struct {
 	// Gap is how long the scope stays closed after each release, so that
 	// writes to one resource are spaced. Zero means no gap.
 	Gap time.Duration
+	// Cost is what the request takes from this scope's pacing, in the
+	// scope's units (tokens for a token limit). Zero means Admission.Cost.
+	Cost float64
 }
 
 // Admission is what one request asks of a [Store].
 type Admission struct {
 	// Scopes are the request's scopes, each with its default limits.
 	Scopes []ScopeAdmit
-	// Cost is the request's cost in the scopes' units; zero means 1.
+	// Cost is the request's cost in the units of every scope whose own
+	// Cost is zero; zero means 1.
 	Cost float64
+	// Background marks a request that yields to interactive ones: it never
+	// reserves a turn ahead (it waits and asks again), and it may not use
+	// the Reserve share of any scope's burst.
+	Background bool
+	// Reserve is the share of each scope's burst, in (0, 1), kept for
+	// interactive requests when Background is set. Zero means none.
+	Reserve float64
 	// Paced reports that an earlier decision already reserved this request's
 	// pacing, so pacing is not charged again.
 	Paced bool
@@ -161,4 +172,15 @@ func (u *RateUpdate) Apply(cur float64) float64 {
 		r = u.Min
 	}
 	return r
+}
+
+// cost returns what the request takes from its i-th scope.
+func (a *Admission) cost(i int) float64 {
+	if c := a.Scopes[i].Cost; c > 0 {
+		return c
+	}
+	if a.Cost > 0 {
+		return a.Cost
+	}
+	return 1
 }

@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/heedhttp/heed/header"
 )
 
 // Defaults of a [Transport] whose fields are zero.
@@ -102,6 +100,14 @@ type Transport struct {
 	// one request.
 	FailFast bool
 
+	// Target is the share of a server's advertised steady-state rate that
+	// heed paces to, in (0, 1]. Zero means DefaultTarget.
+	Target float64
+	// Reserve is the share of each scope's burst kept for interactive
+	// requests, which background requests (see [WithPriority]) may not use.
+	// Zero means DefaultReserve; negative means none.
+	Reserve float64
+
 	// Rand supplies jitter. Nil means the math/rand/v2 global source.
 	// A Rand is not safe for concurrent use; the Transport locks it.
 	Rand *rand.Rand
@@ -118,6 +124,7 @@ type Transport struct {
 
 	initOnce sync.Once
 	mem      *MemoryStore
+	learner  learner
 	randMu   sync.Mutex
 
 	relMu    sync.Mutex
@@ -248,12 +255,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 		}
 		sent = true
+		sentAt := time.Now()
 		resp, err := t.base().RoundTrip(out)
 		t.release(r, lease)
 		if err != nil {
 			return nil, err
 		}
-		retry, delay := t.learn(ctx, req, r, resp, attempt)
+		retry, delay := t.learn(ctx, req, r, resp, attempt, sentAt)
 		if !retry {
 			return resp, nil
 		}
@@ -358,82 +366,6 @@ func (t *Transport) release(r *request, lease Lease) {
 	close(t.released)
 	t.released = make(chan struct{})
 	t.relMu.Unlock()
-}
-
-// learn records what resp says about limits and decides whether to retry
-// the request, and after how long.
-func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, resp *http.Response, attempt int) (retry bool, delay time.Duration) {
-	now := time.Now()
-	body := peekBody(resp)
-	obs := header.Parse(resp.StatusCode, resp.Header, body, now)
-
-	var u Update
-	var blocks []BlockEvent
-	for i := range obs.Limits {
-		l := &obs.Limits[i]
-		if !l.Has(header.HasRemaining|header.HasReset) || l.Scope != header.ScopeGlobal && l.Scope != header.ScopeTenant {
-			continue
-		}
-		key := r.scopeKey(l.Scope)
-		resetIn := l.Reset.Sub(now) + t.skew()
-		if resetIn <= 0 {
-			continue
-		}
-		resetIn = min(resetIn, maxBlock)
-		if l.Exhausted() {
-			// Nothing left: stop until the window resets.
-			u.Blocks = append(u.Blocks, Block{Key: key, For: resetIn})
-			blocks = append(blocks, BlockEvent{Scope: key, For: resetIn, Reason: "quota exhausted"})
-			continue
-		}
-		// Spread what is left over the rest of the window, for every
-		// caller that shares the store.
-		u.Rates = append(u.Rates, RateUpdate{Key: key, Rate: l.Remaining / resetIn.Seconds(), Burst: 1, TTL: resetIn})
-	}
-
-	if obs.Throttled {
-		serverWait, hasWait := obs.RetryAfter, obs.HasRetryAfter
-		if hasWait && !isDeltaSeconds(resp.Header.Get("Retry-After")) {
-			serverWait += t.skew()
-		}
-		if resp.StatusCode == http.StatusTooManyRequests && serverWait < minThrottleWait {
-			serverWait, hasWait = minThrottleWait, true
-		}
-		// Retry-After is the least we wait, never the whole answer: burst
-		// limits always say 1, so the backoff floor grows with each attempt.
-		delay = t.backoff(attempt)
-		if hasWait {
-			delay = max(serverWait+t.jitter(retryJitter), delay)
-		}
-		delay = min(delay, maxBlock)
-		scope := r.blockScope(obs.ReasonScope, t.Profile)
-		// Block the scope even if this request is not retried: the limit
-		// holds for every other caller.
-		u.Blocks = append(u.Blocks, Block{Key: scope, For: delay})
-		blocks = append(blocks, BlockEvent{Scope: scope, For: delay, Reason: obs.Reason})
-		if t.OnLimited != nil {
-			t.OnLimited(LimitedEvent{Request: req, StatusCode: resp.StatusCode, Reason: obs.Reason, Scope: scope, RetryAfter: obs.RetryAfter, Attempt: attempt})
-		}
-		if t.Logger != nil {
-			t.Logger.LogAttrs(ctx, slog.LevelWarn, "heed: rate limited", slog.String("endpoint", r.endpoint),
-				slog.Int("status", resp.StatusCode), slog.String("reason", obs.Reason), slog.String("blocked", scope), slog.Duration("for", delay))
-		}
-		retry = r.canRetry && attempt < t.maxRetries() && serverWait <= t.maxWait()
-		if dl, ok := ctx.Deadline(); ok && now.Add(delay).After(dl) {
-			retry = false
-		}
-	}
-	if len(u.Blocks) > 0 || len(u.Rates) > 0 {
-		if err := t.store().Update(context.WithoutCancel(ctx), &u); err != nil && t.Logger != nil {
-			t.Logger.Warn("heed: update store", slog.Any("err", err))
-		}
-		if t.OnBlock != nil {
-			for _, b := range blocks {
-				t.OnBlock(b)
-			}
-		}
-	}
-	return retry, delay
 }
 
 func (t *Transport) maxRetries() int {

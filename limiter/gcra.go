@@ -13,7 +13,8 @@ type Pace struct {
 	// no pacing.
 	Rate float64
 	// Burst is how many units may go back to back after a quiet spell.
-	// Values below 1 mean 1.
+	// Zero or less means 1. A burst below 1 (see Yielding) admits a
+	// request only after a quiet spell longer than one emission interval.
 	Burst float64
 }
 
@@ -68,7 +69,7 @@ func (p Pace) Remaining(tat, now time.Time) float64 {
 }
 
 func (p Pace) burst() float64 {
-	if p.Burst < 1 || math.IsNaN(p.Burst) {
+	if p.Burst <= 0 || math.IsNaN(p.Burst) {
 		return 1
 	}
 	return p.Burst
@@ -85,4 +86,21 @@ func (p Pace) span(cost float64) time.Duration {
 		return maxAhead
 	}
 	return time.Duration(s)
+}
+
+// Yielding returns the pace a request of lower priority sees: the same rate
+// with reserve (a share in (0, 1)) of the burst kept back, at least
+// reserve of one unit even when the burst is 1. Such a request may go only
+// when the scope has that much slack, so higher-priority requests always
+// find room.
+func (p Pace) Yielding(reserve float64) Pace {
+	if reserve <= 0 || reserve >= 1 || math.IsNaN(reserve) {
+		return p
+	}
+	b := p.burst()
+	p.Burst = b - reserve*b
+	if p.Burst < 1-reserve {
+		p.Burst = 1 - reserve
+	}
+	return p
 }

@@ -1,0 +1,322 @@
+package heed
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/heedhttp/heed/header"
+)
+
+// Defaults of learning.
+const (
+	// DefaultTarget is the share of a server's advertised steady-state rate
+	// that heed paces to.
+	DefaultTarget = 0.9
+	// DefaultReserve is the share of each scope's burst kept for
+	// interactive requests: background requests may not use it.
+	DefaultReserve = 0.2
+)
+
+const (
+	// AIMD, for servers that advertise no limits: a 429 cuts the endpoint's
+	// rate; quiet successes raise it again, aimdIncrease requests per
+	// second each, so that it climbs back the 10% it lost in about seven
+	// seconds whatever the limit is.
+	aimdCut      = 0.9
+	aimdCutFast  = 0.7 // when the last cut was recent: still far too fast
+	aimdFastGap  = 3 * time.Second
+	aimdIncrease = 0.1 / 7
+	aimdFlush    = 8    // quiet successes added up before one store update
+	aimdCeiling  = 4.0  // times the default: how far above it AIMD may climb
+	aimdFloor    = 0.02 // requests per second: never slower than this
+	// quotaReserve is the share of a quota left unspent at the reset, so
+	// that pacing a quota down to its end never meets r=0.
+	quotaReserve = 0.01
+	// spreadMinWindow: quotas with a window at least this long are spread
+	// over what is left of the window; shorter ones (burst buckets) are
+	// paced at their steady rate alone.
+	spreadMinWindow = 10 * time.Second
+	learnedTTL      = 10 * time.Minute
+	maxLearned      = 4096 // entries of each learner map before it is cleared
+)
+
+// learner is what a Transport remembers locally about limits: which limit
+// scopes each endpoint falls under, and AIMD state. Rates themselves live in
+// the Store, shared.
+type learner struct {
+	mu   sync.Mutex
+	subs map[string][]subScope // endpoint key -> limit scopes learned for it
+	aimd map[string]*aimdState // endpoint key -> AIMD state
+}
+
+type subScope struct {
+	key   string
+	units bool // counts tokens or points, not requests
+}
+
+type aimdState struct {
+	lastCut time.Time
+	quiet   int
+}
+
+// subScopes returns the limit scopes learned for an endpoint.
+func (l *learner) subScopes(endpoint string) []subScope {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.subs[endpoint]
+}
+
+func (l *learner) addSub(endpoint string, s subScope) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, have := range l.subs[endpoint] {
+		if have.key == s.key {
+			return
+		}
+	}
+	if l.subs == nil || len(l.subs) >= maxLearned {
+		l.subs = make(map[string][]subScope)
+	}
+	if len(l.subs[endpoint]) < maxSubScopes {
+		l.subs[endpoint] = append(l.subs[endpoint], s)
+	}
+}
+
+// cut reports whether a 429 on an endpoint, for a request sent at sentAt,
+// is a new event that should cut the endpoint's rate, and by what factor.
+// 429s of requests sent before the last cut belong to the event that cut.
+func (l *learner) cut(endpoint string, sentAt, now time.Time) (float64, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.aimd[endpoint]
+	if st == nil {
+		if l.aimd == nil || len(l.aimd) >= maxLearned {
+			l.aimd = make(map[string]*aimdState)
+		}
+		st = &aimdState{}
+		l.aimd[endpoint] = st
+	} else if st.lastCut.After(sentAt) {
+		return 0, false
+	}
+	factor := aimdCut
+	if !st.lastCut.IsZero() && now.Sub(st.lastCut) < aimdFastGap {
+		factor = aimdCutFast
+	}
+	st.lastCut, st.quiet = now, 0
+	return factor, true
+}
+
+// quiet counts a quiet success on an endpoint whose rate AIMD has cut, and
+// reports when enough have added up to raise it.
+func (l *learner) quiet(endpoint string) (n int, raise bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.aimd[endpoint]
+	if st == nil {
+		return 0, false
+	}
+	st.quiet++
+	if st.quiet < aimdFlush {
+		return 0, false
+	}
+	n, st.quiet = st.quiet, 0
+	return n, true
+}
+
+func (t *Transport) target() float64 {
+	if t.Target > 0 && t.Target <= 1 {
+		return t.Target
+	}
+	return DefaultTarget
+}
+
+// learn records what resp says about limits and decides whether to retry
+// the request, and after how long.
+func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, resp *http.Response, attempt int, sentAt time.Time) (retry bool, delay time.Duration) {
+	now := time.Now()
+	body := peekBody(resp)
+	obs := header.Parse(resp.StatusCode, resp.Header, body, now)
+
+	var u Update
+	var blocks []BlockEvent
+	advertised := t.learnLimits(r, &obs, now, &u, &blocks)
+
+	if obs.Throttled {
+		serverWait, hasWait := obs.RetryAfter, obs.HasRetryAfter
+		if hasWait && !isDeltaSeconds(resp.Header.Get("Retry-After")) {
+			serverWait += t.skew()
+		}
+		if resp.StatusCode == http.StatusTooManyRequests && serverWait < minThrottleWait {
+			serverWait, hasWait = minThrottleWait, true
+		}
+		// Retry-After is the least we wait, never the whole answer: burst
+		// limits always say 1, so the backoff floor grows with each attempt.
+		delay = t.backoff(attempt)
+		if hasWait {
+			delay = max(serverWait+t.jitter(retryJitter), delay)
+		}
+		delay = min(delay, maxBlock)
+		scope := r.blockScope(obs.ReasonScope, t.Profile)
+		// Block the scope even if this request is not retried: the limit
+		// holds for every other caller.
+		u.Blocks = append(u.Blocks, Block{Key: scope, For: delay})
+		blocks = append(blocks, BlockEvent{Scope: scope, For: delay, Reason: obs.Reason})
+		if !advertised && resp.StatusCode == http.StatusTooManyRequests {
+			// The server says nothing of its limits: find them from 429s.
+			t.cutRate(r, sentAt, now, &u)
+		}
+		if t.OnLimited != nil {
+			t.OnLimited(LimitedEvent{Request: req, StatusCode: resp.StatusCode, Reason: obs.Reason, Scope: scope, RetryAfter: obs.RetryAfter, Attempt: attempt})
+		}
+		if t.Logger != nil {
+			t.Logger.LogAttrs(ctx, slog.LevelWarn, "heed: rate limited", slog.String("endpoint", r.endpoint),
+				slog.Int("status", resp.StatusCode), slog.String("reason", obs.Reason), slog.String("blocked", scope), slog.Duration("for", delay))
+		}
+		retry = r.canRetry && attempt < t.maxRetries() && serverWait <= t.maxWait()
+		if dl, ok := ctx.Deadline(); ok && now.Add(delay).After(dl) {
+			retry = false
+		}
+	} else if !advertised && resp.StatusCode < 400 {
+		t.raiseRate(r, &u)
+	}
+
+	if len(u.Blocks) > 0 || len(u.Rates) > 0 {
+		if err := t.store().Update(context.WithoutCancel(ctx), &u); err != nil && t.Logger != nil {
+			t.Logger.Warn("heed: update store", slog.Any("err", err))
+		}
+		if t.OnBlock != nil {
+			for _, b := range blocks {
+				t.OnBlock(b)
+			}
+		}
+	}
+	return retry, delay
+}
+
+// learnLimits turns the limits a response advertises into pacing: a
+// policy's quota and window set its scope's rate to Target of the steady
+// state; remaining and reset spread what is left of a long window over the
+// rest of it, slowing smoothly as it runs out; an exhausted limit blocks its
+// scope until the reset. Several limits on one scope all hold: the slowest
+// wins. It reports whether the response advertised any limit.
+func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Time, u *Update, blocks *[]BlockEvent) (advertised bool) {
+	first := len(u.Rates)
+	for i := range obs.Limits {
+		l := &obs.Limits[i]
+		rate, burst := math.Inf(1), 1.0
+		ttl := learnedTTL
+		if l.Has(header.HasQuota|header.HasWindow) && l.Window > 0 && l.Quota > 0 {
+			advertised = true
+			rate = t.target() * l.Quota / l.Window.Seconds()
+			burst = max(1, (1-t.target())*l.Quota)
+			ttl = max(ttl, 2*l.Window)
+		}
+		key, sub := t.limitScope(r, l)
+		if l.Has(header.HasRemaining | header.HasReset) {
+			advertised = true
+			resetIn := l.Reset.Sub(now) + t.skew()
+			if resetIn > 0 {
+				resetIn = min(resetIn, maxBlock)
+				if l.Exhausted() {
+					// Nothing left: stop until the window resets.
+					u.Blocks = append(u.Blocks, Block{Key: key, For: resetIn})
+					*blocks = append(*blocks, BlockEvent{Scope: key, For: resetIn, Reason: "quota exhausted"})
+					continue
+				}
+				if !l.Has(header.HasWindow) || l.Window >= spreadMinWindow {
+					// Spread what is left over the rest of the window, for
+					// every caller that shares the store, keeping a sliver
+					// so that the window never ends at r=0.
+					left := l.Remaining
+					if l.Has(header.HasQuota) {
+						left -= quotaReserve * l.Quota
+					}
+					if spread := max(left, 0.5) / resetIn.Seconds(); spread < rate {
+						rate, burst, ttl = spread, 1, resetIn
+					}
+				}
+			}
+		} else if l.Has(header.HasRemaining) && l.Exhausted() {
+			advertised = true
+		}
+		if math.IsInf(rate, 1) || math.IsNaN(rate) || rate <= 0 {
+			continue
+		}
+		if sub.key != "" {
+			t.learner.addSub(r.scopes[iEndpoint].Key, sub)
+		}
+		mergeRate(u, first, RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
+	}
+	return advertised
+}
+
+// mergeRate adds ru to u's rates, or, when a rate for its scope is already
+// there from this response, keeps the slower.
+func mergeRate(u *Update, from int, ru RateUpdate) {
+	for i := from; i < len(u.Rates); i++ {
+		if have := &u.Rates[i]; have.Key == ru.Key {
+			if ru.Rate < have.Rate {
+				*have = ru
+			}
+			return
+		}
+	}
+	u.Rates = append(u.Rates, ru)
+}
+
+// limitScope returns the store key of the scope a limit applies to. Limits
+// the server ties to the global quota, the tenant, the endpoint or the
+// resource apply to those scopes; a named limit (a GitHub resource, a
+// Discord bucket, an IETF policy) or one counted in tokens gets a scope of
+// its own under the tenant, which every endpoint that reports it joins.
+func (t *Transport) limitScope(r *request, l *header.Limit) (key string, sub subScope) {
+	units := l.Unit != "" && l.Unit != header.Requests
+	switch l.Scope {
+	case header.ScopeGlobal, header.ScopeTenant, header.ScopeEndpoint, header.ScopeKey:
+		return r.scopeKey(l.Scope), subScope{}
+	}
+	name := l.Scope
+	if name == "" {
+		name = l.Name
+	}
+	if name == "" && units {
+		name = string(l.Unit)
+	}
+	if name == "" {
+		return r.scopeKey(t.Profile.unknownScope()), subScope{}
+	}
+	key = r.tenant + " limit:" + name
+	return key, subScope{key: key, units: units}
+}
+
+// cutRate lowers the endpoint's rate after a 429 from a server that
+// advertises no limits (multiplicative decrease), once per event.
+func (t *Transport) cutRate(r *request, sentAt, now time.Time, u *Update) {
+	ep := &r.scopes[iEndpoint]
+	if ep.Rate <= 0 {
+		return
+	}
+	factor, ok := t.learner.cut(ep.Key, sentAt, now)
+	if !ok {
+		return
+	}
+	u.Rates = append(u.Rates, RateUpdate{Key: ep.Key, Factor: factor, Default: ep.Rate, Min: aimdFloor, Max: aimdCeiling * ep.Rate, Burst: 1, TTL: learnedTTL})
+}
+
+// raiseRate counts a quiet success and, every few, raises a cut endpoint's
+// rate again (additive increase).
+func (t *Transport) raiseRate(r *request, u *Update) {
+	ep := &r.scopes[iEndpoint]
+	if ep.Rate <= 0 {
+		return
+	}
+	n, ok := t.learner.quiet(ep.Key)
+	if !ok {
+		return
+	}
+	u.Rates = append(u.Rates, RateUpdate{Key: ep.Key, Add: float64(n) * aimdIncrease, Default: ep.Rate, Min: aimdFloor, Max: aimdCeiling * ep.Rate, Burst: 1, TTL: learnedTTL})
+}
