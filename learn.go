@@ -14,8 +14,10 @@ import (
 // Defaults of learning.
 const (
 	// DefaultTarget is the share of a server's advertised steady-state rate
-	// that heed paces to.
-	DefaultTarget = 0.9
+	// that heed paces to when the server does not say how much is left.
+	// The margin covers other clients of the same allowance that heed
+	// cannot see; when they exist, their 429s slow heed further.
+	DefaultTarget = 0.95
 	// DefaultReserve is the share of each scope's burst kept for
 	// interactive requests: background requests may not use it.
 	DefaultReserve = 0.2
@@ -24,12 +26,12 @@ const (
 const (
 	// AIMD, for servers that advertise no limits: a 429 cuts the endpoint's
 	// rate; quiet successes raise it again, aimdIncrease requests per
-	// second each, so that it climbs back the 10% it lost in about seven
+	// second each, so that it climbs back the 10% it lost in about twenty
 	// seconds whatever the limit is.
 	aimdCut      = 0.9
 	aimdCutFast  = 0.7 // when the last cut was recent: still far too fast
 	aimdFastGap  = 3 * time.Second
-	aimdIncrease = 0.1 / 7
+	aimdIncrease = 0.1 / 20
 	aimdFlush    = 8    // quiet successes added up before one store update
 	aimdCeiling  = 4.0  // times the default: how far above it AIMD may climb
 	aimdFloor    = 0.02 // requests per second: never slower than this
@@ -207,18 +209,22 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 	first := len(u.Rates)
 	for i := range obs.Limits {
 		l := &obs.Limits[i]
-		rate, burst := math.Inf(1), 1.0
+		steady, rate, burst := math.Inf(1), math.Inf(1), 1.0
 		ttl := learnedTTL
 		if l.Has(header.HasQuota|header.HasWindow) && l.Window > 0 && l.Quota > 0 {
 			advertised = true
-			rate = t.target() * l.Quota / l.Window.Seconds()
+			steady = l.Quota / l.Window.Seconds()
+			rate = t.target() * steady
 			burst = max(1, (1-t.target())*l.Quota)
 			ttl = max(ttl, 2*l.Window)
 		}
 		key, sub := t.limitScope(r, l)
 		if l.Has(header.HasRemaining | header.HasReset) {
 			advertised = true
-			resetIn := l.Reset.Sub(now) + t.skew()
+			resetIn := l.Reset.Sub(now)
+			if absoluteReset(l.Dialect) {
+				resetIn += t.skew()
+			}
 			if resetIn > 0 {
 				resetIn = min(resetIn, maxBlock)
 				if l.Exhausted() {
@@ -228,16 +234,23 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 					continue
 				}
 				if !l.Has(header.HasWindow) || l.Window >= spreadMinWindow {
-					// Spread what is left over the rest of the window, for
-					// every caller that shares the store, keeping a sliver
+					// What is left, spread over the rest of the window, is
+					// exactly what can be spent: it replaces the margin and
+					// slows smoothly as the quota runs low. A sliver is kept
 					// so that the window never ends at r=0.
 					left := l.Remaining
 					if l.Has(header.HasQuota) {
 						left -= quotaReserve * l.Quota
 					}
-					if spread := max(left, 0.5) / resetIn.Seconds(); spread < rate {
-						rate, burst, ttl = spread, 1, resetIn
+					over := resetIn
+					if !absoluteReset(l.Dialect) && over >= time.Second && over%time.Second == 0 {
+						// A delay in whole seconds is rounded up: the reset
+						// is on average half a second sooner. Spreading over
+						// the full value would leave the end of every window
+						// unspent.
+						over -= time.Second / 2
 					}
+					rate, burst, ttl = min(max(left, 0.5)/over.Seconds(), steady), 1, resetIn
 				}
 			}
 		} else if l.Has(header.HasRemaining) && l.Exhausted() {
@@ -319,4 +332,14 @@ func (t *Transport) raiseRate(r *request, u *Update) {
 		return
 	}
 	u.Rates = append(u.Rates, RateUpdate{Key: ep.Key, Add: float64(n) * aimdIncrease, Default: ep.Rate, Min: aimdFloor, Max: aimdCeiling * ep.Rate, Burst: 1, TTL: learnedTTL})
+}
+
+// absoluteReset reports whether a dialect states resets as instants on the
+// server's clock, which need a clock-skew allowance, rather than as delays.
+func absoluteReset(d header.Dialect) bool {
+	switch d {
+	case header.IETFSeparate, header.IETFCombined, header.IETFStructured, header.OpenAI:
+		return false
+	}
+	return true
 }

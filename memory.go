@@ -1,6 +1,7 @@
 package heed
 
 import (
+	"cmp"
 	"context"
 	"sync"
 	"time"
@@ -258,7 +259,14 @@ func (s *MemoryStore) Update(ctx context.Context, u *Update) error {
 		if ttl <= 0 {
 			ttl = defaultRateTTL
 		}
-		st.rate, st.burst, st.rateUntil = r.Apply(cur), r.Burst, now.Add(ttl)
+		rate := r.Apply(cur)
+		if old := cmp.Or(cur, r.Default); old > 0 && rate > old && st.tat.After(now) {
+			// The pacing debt is held as time at the old rate: carry it
+			// over in units, so that a faster rate takes effect at once.
+			// A slower rate applies from the next turn on.
+			st.tat = now.Add(time.Duration(float64(st.tat.Sub(now)) * old / rate))
+		}
+		st.rate, st.burst, st.rateUntil = rate, r.Burst, now.Add(ttl)
 	}
 	return nil
 }

@@ -34,6 +34,8 @@ const (
 	// drainLimit is how much of a discarded response body is read so that
 	// its connection can be reused.
 	drainLimit = 64 << 10
+	// reserveHorizon is how far ahead a request may book its pacing turn.
+	reserveHorizon = time.Second
 	// peekLimit is how much of a throttled response's body is read for
 	// limits that providers put there (Discord's retry_after, GitHub's
 	// secondary-limit message).
@@ -291,7 +293,9 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, r *request) (L
 		if dl, ok := ctx.Deadline(); ok {
 			budget = min(budget, time.Until(dl))
 		}
-		r.adm.Paced, r.adm.MaxWait = paced, max(budget, time.Nanosecond)
+		// Book a turn only within the horizon: turns booked far ahead at
+		// a slow rate would hold every caller back after the rate rises.
+		r.adm.Paced, r.adm.MaxWait = paced, max(min(budget, reserveHorizon), time.Nanosecond)
 		d, err := st.Admit(ctx, &r.adm)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -314,7 +318,12 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, r *request) (L
 			paced = false
 			wait += t.jitter(min(wait/10, 250*time.Millisecond))
 		}
-		if d.Reason != Busy && wait > budget {
+		if d.Reason == Paced && !d.Reserved && wait > reserveHorizon && wait <= budget {
+			// Beyond the horizon: come back when the turn is near, or
+			// sooner, to see a rate that has risen meanwhile.
+			wait = min(wait-reserveHorizon, reserveHorizon)
+			wait += t.jitter(wait / 10)
+		} else if d.Reason != Busy && wait > budget {
 			le := &LimitedError{Scope: d.Scope, RetryAfter: d.Wait, Reason: d.Reason.String()}
 			if wait <= t.maxWait() {
 				le.Err = context.DeadlineExceeded

@@ -1,0 +1,384 @@
+package header
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Bounds on the work one response can cause. A server, or anything between
+// it and the caller, controls every byte parsed here; these keep the cost of
+// a hostile response (a 1 MiB field, 10,000 policies) small and predictable.
+const (
+	// MaxLimits is the number of limits an Observation keeps; further limits
+	// are dropped with a warning.
+	MaxLimits = 64
+	// maxWarnings is the number of warnings kept; one more says how the
+	// rest were dropped.
+	maxWarnings = 16
+	// maxFieldBytes is the length of one list-valued field read; the rest of
+	// the field, from the last complete member on, is ignored with a warning.
+	maxFieldBytes = 16 << 10
+	// maxFieldLines is the number of lines of one field read.
+	maxFieldLines = 16
+	// maxBodyBytes is the prefix of the body searched for rate-limit signals.
+	maxBodyBytes = 64 << 10
+)
+
+// Parse reads what a response says about rate limits: its status, header and
+// (where a provider puts limits there) body, at the instant now. Relative
+// resets are converted to instants with now.
+//
+// Parse never fails: a malformed field is skipped and described in
+// [Observation.Warnings], and the rest is still read. Header keys are looked
+// up in canonical form, as [http.Header.Get] does.
+func Parse(status int, h http.Header, body []byte, now time.Time) Observation {
+	var o Observation
+	ParseInto(&o, status, h, body, now)
+	return o
+}
+
+// ParseInto is [Parse] writing into o, which it resets first. It reuses the
+// capacity of o's slices, so a caller that keeps one Observation per
+// goroutine parses a typical response without allocating.
+func ParseInto(o *Observation, status int, h http.Header, body []byte, now time.Time) {
+	o.Reset()
+	o.Status = status
+	p := parser{o: o, h: h, now: now}
+	p.scan()
+	if p.has(famIETF) {
+		p.ietfStructured(keyRateLimitPolicy, keyRateLimit, "RateLimit-Policy", "RateLimit", false)
+		p.ietfSeparate()
+	}
+	if p.has(famBeta) {
+		p.ietfStructured(keyBetaRateLimitPolicy, keyBetaRateLimit, "Beta-RateLimit-Policy", "Beta-RateLimit", true)
+	}
+	if p.has(famX) {
+		p.openAI()
+		p.linear()
+		p.xRateLimit()
+	}
+	if p.has(famXRate) {
+		p.xRateLimitDashed()
+	}
+	if p.has(famAnthropic) {
+		p.anthropic()
+	}
+	if p.has(famShopify) {
+		p.shopify()
+	}
+	if p.has(famHubSpot) {
+		p.hubSpot()
+	}
+	if p.nzendesk > 0 {
+		p.zendesk()
+	}
+	if p.has(famSalesforce) {
+		p.salesforce()
+	}
+	if p.has(famStripe) {
+		p.stripe()
+	}
+	p.body(body)
+	p.dedupe()
+	p.finish()
+}
+
+// Header families, found by one pass over the header's keys so that a
+// response pays only for the dialects it speaks.
+const (
+	famIETF uint32 = 1 << iota
+	famBeta
+	famX
+	famXRate
+	famAnthropic
+	famShopify
+	famHubSpot
+	famSalesforce
+	famStripe
+	famRetryAfter
+)
+
+// Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
+const (
+	keyRetryAfter          = "Retry-After"
+	keyRateLimit           = "Ratelimit"
+	keyRateLimitPolicy     = "Ratelimit-Policy"
+	keyBetaRateLimit       = "Beta-Ratelimit"
+	keyBetaRateLimitPolicy = "Beta-Ratelimit-Policy"
+	keyRateLimitReason     = "Ratelimit-Reason"
+	keyRateLimitLimit      = "Ratelimit-Limit"
+	keyRateLimitRemaining  = "Ratelimit-Remaining"
+	keyRateLimitReset      = "Ratelimit-Reset"
+	keyRateLimitResetTime  = "Ratelimit-Resettime" // GitLab
+	keyRateLimitName       = "Ratelimit-Name"      // GitLab
+	keyShopify             = "X-Shopify-Shop-Api-Call-Limit"
+	keySalesforce          = "Sforce-Limit-Info"
+	keyStripeReason        = "Stripe-Rate-Limited-Reason"
+	prefixZendesk          = "Zendesk-Ratelimit-"
+	maxZendesk             = 8
+)
+
+// parser holds the state of one ParseInto call. It lives on the stack.
+type parser struct {
+	o    *Observation
+	h    http.Header
+	now  time.Time
+	fams uint32
+
+	// resetFrom[i] names the field o.Limits[i].Reset was read from.
+	resetFrom [MaxLimits]string
+
+	zendeskKeys [maxZendesk]string
+	nzendesk    int
+
+	bodyRetry    time.Duration // Discord's body retry_after
+	hasBodyRetry bool
+	capWarned    bool
+	secondary    bool // GitHub's secondary rate limit message
+	graphQL      bool // a GraphQL body with a throttling error
+}
+
+func (p *parser) has(f uint32) bool { return p.fams&f != 0 }
+
+// scan sets p.fams from the header's keys.
+func (p *parser) scan() {
+	for k := range p.h {
+		if len(k) < 8 {
+			continue
+		}
+		switch k[0] {
+		case 'R':
+			switch {
+			case k == keyRetryAfter:
+				p.fams |= famRetryAfter
+			case strings.HasPrefix(k, keyRateLimit):
+				p.fams |= famIETF
+			}
+		case 'B':
+			if strings.HasPrefix(k, keyBetaRateLimit) {
+				p.fams |= famBeta
+			}
+		case 'X':
+			switch {
+			case strings.HasPrefix(k, "X-Ratelimit-"):
+				p.fams |= famX
+			case strings.HasPrefix(k, "X-Rate-Limit"):
+				p.fams |= famXRate
+			case strings.HasPrefix(k, "X-Hubspot-Ratelimit-"):
+				p.fams |= famHubSpot
+			case k == keyShopify:
+				p.fams |= famShopify
+			}
+		case 'A':
+			if strings.HasPrefix(k, "Anthropic-Ratelimit-") {
+				p.fams |= famAnthropic
+			}
+		case 'Z':
+			if strings.HasPrefix(k, prefixZendesk) && len(k) > len(prefixZendesk) && p.nzendesk < maxZendesk {
+				p.zendeskKeys[p.nzendesk] = k
+				p.nzendesk++
+			}
+		case 'S':
+			switch k {
+			case keySalesforce:
+				p.fams |= famSalesforce
+			case keyStripeReason:
+				p.fams |= famStripe
+			}
+		}
+	}
+}
+
+// get returns the first value of the canonical key k.
+func (p *parser) get(k string) (string, bool) {
+	v := p.h[k]
+	if len(v) == 0 {
+		return "", false
+	}
+	return trimOWS(v[0]), true
+}
+
+// add appends l and returns its index, or -1 when MaxLimits are kept.
+func (p *parser) add(l Limit, resetFrom string) int {
+	if len(p.o.Limits) >= MaxLimits {
+		if !p.capWarned {
+			p.capWarned = true
+			p.warnf("more than %d limits; the rest are ignored", MaxLimits)
+		}
+		return -1
+	}
+	if l.Unit == "" {
+		l.Unit = Requests
+	}
+	p.resetFrom[len(p.o.Limits)] = resetFrom
+	p.o.Limits = append(p.o.Limits, l)
+	return len(p.o.Limits) - 1
+}
+
+// warnf records a warning. It is the only place fmt runs, and it runs only
+// for malformed input.
+func (p *parser) warnf(format string, args ...any) {
+	switch n := len(p.o.Warnings); {
+	case n < maxWarnings:
+		p.o.Warnings = append(p.o.Warnings, fmt.Sprintf(format, args...))
+	case n == maxWarnings:
+		p.o.Warnings = append(p.o.Warnings, "more warnings were dropped")
+	}
+}
+
+// quote quotes v for a warning, shortened to a readable length.
+func quote(v string) string {
+	const max = 64
+	if len(v) > max {
+		return strconv.Quote(v[:max]) + "..."
+	}
+	return strconv.Quote(v)
+}
+
+// dedupe merges unnamed limits that two spellings of one field family
+// describe (Zendesk sends X-Rate-Limit: 700 and RateLimit-Limit: 700 for
+// the same limit): same unit, same quota and same remaining count.
+func (p *parser) dedupe() {
+	ls := p.o.Limits
+	for i := 0; i < len(ls); i++ {
+		a := &ls[i]
+		if a.Name != "" || a.Informational || !a.Has(HasQuota|HasRemaining) {
+			continue
+		}
+		for j := i + 1; j < len(ls); j++ {
+			b := &ls[j]
+			if b.Name != "" || b.Informational || b.Dialect == a.Dialect || b.Unit != a.Unit ||
+				!b.Has(HasQuota|HasRemaining) || b.Quota != a.Quota || b.Remaining != a.Remaining {
+				continue
+			}
+			if !a.Has(HasWindow) && b.Has(HasWindow) {
+				a.Window, a.Known = b.Window, a.Known|HasWindow
+			}
+			if !a.Has(HasReset) && b.Has(HasReset) {
+				a.Reset, a.Known = b.Reset, a.Known|HasReset
+				p.resetFrom[i] = p.resetFrom[j]
+			}
+			if a.Scope == "" {
+				a.Scope = b.Scope
+			}
+			copy(ls[j:], ls[j+1:])
+			copy(p.resetFrom[j:], p.resetFrom[j+1:len(ls)])
+			ls = ls[:len(ls)-1]
+			j--
+		}
+	}
+	p.o.Limits = ls
+}
+
+// finish derives the wait, the throttle verdict and the reason scope.
+func (p *parser) finish() {
+	o := p.o
+	if vs := p.h[keyRetryAfter]; len(vs) > 0 {
+		if d, ok := ParseRetryAfter(vs[0], p.now); ok {
+			o.RetryAfter, o.HasRetryAfter, o.RetryAfterSource = d, true, "Retry-After"
+		} else {
+			p.warnf("Retry-After: %s is neither a delay nor a date; ignored", quote(vs[0]))
+		}
+	}
+	if !o.HasRetryAfter && p.hasBodyRetry {
+		o.RetryAfter, o.HasRetryAfter, o.RetryAfterSource = p.bodyRetry, true, "body:retry_after"
+	}
+	if !o.HasRetryAfter {
+		// The latest reset among exhausted limits: all of them must
+		// recover before a request can pass.
+		p.waitForReset(func(l *Limit) bool { return l.Exhausted() })
+	}
+	rejected := o.Status == http.StatusTooManyRequests || o.Status == http.StatusServiceUnavailable ||
+		o.Status == http.StatusForbidden && (p.secondary || p.anyExhausted())
+	if !o.HasRetryAfter && rejected {
+		// A rejection with no Retry-After: the X-RateLimit reset is the
+		// next best wait (Jira's advice), even when no count reached 0.
+		p.waitForReset(func(l *Limit) bool { return l.Dialect == XRateLimit || l.Dialect == Discord })
+	}
+	switch o.Status {
+	case http.StatusTooManyRequests:
+		o.Throttled = true
+	case http.StatusServiceUnavailable:
+		o.Throttled = o.HasRetryAfter
+	case http.StatusForbidden:
+		o.Throttled = p.secondary || p.anyExhausted()
+	}
+	if p.graphQL {
+		o.Throttled = true
+	}
+	if o.Reason == "" {
+		if v, ok := p.get(keyRateLimitReason); ok {
+			o.Reason = v
+		}
+	}
+	o.ReasonScope = reasonScope(o.Reason)
+}
+
+// waitForReset sets the wait to the latest reset of the limits ok accepts.
+// Informational limits never mandate a wait.
+func (p *parser) waitForReset(ok func(*Limit) bool) {
+	best := -1
+	for i := range p.o.Limits {
+		l := &p.o.Limits[i]
+		if l.Informational || !l.Has(HasReset) || !ok(l) {
+			continue
+		}
+		if best < 0 || l.Reset.After(p.o.Limits[best].Reset) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	l := &p.o.Limits[best]
+	p.o.RetryAfter, p.o.HasRetryAfter = until(l.Reset, p.now), true
+	if l.Dialect == IETFStructured && l.Name != "" {
+		p.o.RetryAfterSource = l.Name
+	} else {
+		p.o.RetryAfterSource = p.resetFrom[best]
+	}
+}
+
+func (p *parser) anyExhausted() bool {
+	for i := range p.o.Limits {
+		if l := &p.o.Limits[i]; !l.Informational && l.Exhausted() {
+			return true
+		}
+	}
+	return false
+}
+
+// reasonScope maps a reason a server gave to a Scope constant.
+func reasonScope(reason string) string {
+	switch reason {
+	// Jira Cloud's RateLimit-Reason.
+	case "jira-quota-global-based":
+		return ScopeGlobal
+	case "jira-quota-tenant-based":
+		return ScopeTenant
+	case "jira-per-issue-on-write":
+		return ScopeKey
+	case "jira-burst-based":
+		return ScopeEndpoint
+	// Discord's X-RateLimit-Scope: "user" is the per-route limit of this
+	// bot or user, "shared" a limit on a resource such as a guild.
+	case "global":
+		return ScopeGlobal
+	case "user":
+		return ScopeEndpoint
+	case "shared":
+		return ScopeKey
+	// Stripe's Stripe-Rate-Limited-Reason. Stripe's "global" limit is per
+	// Stripe account, which is a tenant in heed's terms.
+	case "global-rate", "global-concurrency":
+		return ScopeTenant
+	case "endpoint-rate", "endpoint-concurrency":
+		return ScopeEndpoint
+	case "resource-specific":
+		return ScopeKey
+	}
+	return ""
+}

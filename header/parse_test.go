@@ -1,0 +1,617 @@
+package header
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// now is the instant the table rows are parsed at, unless a row says.
+var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// hdr builds a header from "Name: value" lines, canonicalising names as
+// net/http does.
+func hdr(lines ...string) http.Header {
+	h := http.Header{}
+	for _, line := range lines {
+		k, v, _ := strings.Cut(line, ":")
+		h.Add(k, strings.TrimSpace(v))
+	}
+	return h
+}
+
+// describe renders a limit compactly, "?" for what the server did not
+// convey, resets relative to at.
+func describe(l Limit, at time.Time) string {
+	num := func(k Known, v float64) string {
+		if !l.Has(k) {
+			return "?"
+		}
+		return fmt.Sprint(v)
+	}
+	name, scope, w, reset := l.Name, l.Scope, "?", "?"
+	if name == "" {
+		name = "-"
+	}
+	if scope == "" {
+		scope = "-"
+	}
+	if l.Has(HasWindow) {
+		w = l.Window.String()
+	}
+	if l.Has(HasReset) {
+		reset = "+" + l.Reset.Sub(at).String()
+	}
+	s := fmt.Sprintf("%s %s %s q=%s r=%s w=%s reset=%s %s", name, l.Unit, scope,
+		num(HasQuota, l.Quota), num(HasRemaining, l.Remaining), w, reset, l.Dialect)
+	if l.Informational {
+		s += " info"
+	}
+	return s
+}
+
+type parseCase struct {
+	name     string
+	at       time.Time // zero: now
+	status   int
+	header   []string
+	body     string
+	throttle bool
+	wait     string // "" for none, else a Duration and its source: "1s Retry-After"
+	reason   string // "" or "reason scope"
+	limits   []string
+	warnings []string
+}
+
+// parseCases quote the providers' documented examples. They also seed
+// FuzzParse.
+var parseCases = []parseCase{
+	// IETF draft-ietf-httpapi-ratelimit-headers.
+	{
+		name:   "ietf drafts 00-06 separate fields",
+		status: 200,
+		header: []string{"RateLimit-Limit: 10", "RateLimit-Remaining: 1", "RateLimit-Reset: 7"},
+		limits: []string{"- requests - q=10 r=1 w=? reset=+7s ietf-separate"},
+	},
+	{
+		name:   "ietf drafts 03-06 quota policies in RateLimit-Limit",
+		status: 200,
+		header: []string{"RateLimit-Limit: 10, 10;w=1, 50;w=60", "RateLimit-Remaining: 9", "RateLimit-Reset: 1"},
+		limits: []string{
+			"- requests - q=10 r=9 w=1s reset=+1s ietf-separate",
+			"- requests - q=50 r=? w=1m0s reset=? ietf-separate",
+		},
+	},
+	{
+		name:   "ietf drafts 00-02 window parameter",
+		status: 200,
+		header: []string{`RateLimit-Limit: 100, 100;window=60;burst=1000;comment="sliding window", 5000;window=3600`, "RateLimit-Remaining: 50", "RateLimit-Reset: 30"},
+		limits: []string{
+			"- requests - q=100 r=50 w=1m0s reset=+30s ietf-separate",
+			"- requests - q=5000 r=? w=1h0m0s reset=? ietf-separate",
+		},
+	},
+	{
+		name:   "ietf RateLimit-Policy with separate fields",
+		status: 200,
+		header: []string{"RateLimit-Limit: 5", "RateLimit-Policy: 5;w=60", "RateLimit-Remaining: 0", "RateLimit-Reset: 42"},
+		wait:   "42s RateLimit-Reset",
+		limits: []string{"- requests - q=5 r=0 w=1m0s reset=+42s ietf-separate"},
+	},
+	{
+		name:   "ietf draft 07 combined field",
+		status: 200,
+		header: []string{"RateLimit: limit=100, remaining=50, reset=5", "RateLimit-Policy: 100;w=60"},
+		limits: []string{"- requests - q=100 r=50 w=1m0s reset=+5s ietf-combined"},
+	},
+	{
+		name:   "ietf draft 08-10 named policy with unit and partition key",
+		status: 200,
+		header: []string{`RateLimit-Policy: "day";q=5000;w=86400;qu="requests";pk=:cHJvamVjdC0xMjM=:`, `RateLimit: "day";r=100;t=36000`},
+		limits: []string{"day requests - q=5000 r=100 w=24h0m0s reset=+10h0m0s ietf-structured"},
+	},
+	{
+		name:   "ietf draft 08 several policies per field",
+		status: 200,
+		header: []string{`RateLimit-Policy: "burst";q=100;w=60,"daily";q=1000;w=86400`, `RateLimit: "burst";r=50;t=30, "daily";r=999;t=3600`},
+		limits: []string{
+			"burst requests - q=100 r=50 w=1m0s reset=+30s ietf-structured",
+			"daily requests - q=1000 r=999 w=24h0m0s reset=+1h0m0s ietf-structured",
+		},
+	},
+	{
+		name:   "ietf content-bytes unit and unknown parameters ignored",
+		status: 200,
+		header: []string{`RateLimit-Policy: "upload";q=1048576;w=3600;qu="content-bytes";foo=bar;x=?1`, `RateLimit: "upload";r=1000;t=60;future=12.5`},
+		limits: []string{"upload bytes - q=1.048576e+06 r=1000 w=1h0m0s reset=+1m0s ietf-structured"},
+	},
+	{
+		name:   "cloudflare",
+		status: 200,
+		header: []string{`Ratelimit: "default";r=50;t=30`, `Ratelimit-Policy: "burst";q=100;w=60`},
+		limits: []string{
+			"burst requests - q=100 r=? w=1m0s reset=? ietf-structured",
+			"default requests - q=? r=50 w=? reset=+30s ietf-structured",
+		},
+	},
+
+	// Jira Cloud.
+	{
+		name:   "jira headers from the guide",
+		status: 200,
+		header: []string{`RateLimit-Policy: "jira-burst-based";q=100;w=1`, `RateLimit: "jira-burst-based";r=90;t=1`, `Beta-RateLimit: "global-app-quota";r=11000;t=600`},
+		limits: []string{
+			"jira-burst-based requests endpoint q=100 r=90 w=1s reset=+1s ietf-structured",
+			"global-app-quota points global q=? r=11000 w=? reset=+10m0s ietf-structured info",
+		},
+	},
+	{
+		name:     "jira burst 429",
+		status:   429,
+		header:   []string{"Retry-After: 1", "RateLimit-Reason: jira-burst-based", `RateLimit-Policy: "jira-burst-based";q=100;w=1`, `RateLimit: "jira-burst-based";r=0;t=1`},
+		throttle: true,
+		wait:     "1s Retry-After",
+		reason:   "jira-burst-based endpoint",
+		limits:   []string{"jira-burst-based requests endpoint q=100 r=0 w=1s reset=+1s ietf-structured"},
+	},
+	{
+		name:   "jira quota 429 keeps burst and points apart",
+		status: 429,
+		header: []string{
+			"Retry-After: 1847", "RateLimit-Reason: jira-quota-global-based",
+			`RateLimit-Policy: "jira-burst-based";q=100;w=1, "global-app-quota";q=65000;w=3600`,
+			`RateLimit: "global-app-quota";r=0;t=1847`,
+			`Beta-RateLimit-Policy: "tenant-app-quota";q=30000;w=3600`,
+			`Beta-RateLimit: "tenant-app-quota";t=1847`,
+		},
+		throttle: true,
+		wait:     "30m47s Retry-After",
+		reason:   "jira-quota-global-based global",
+		limits: []string{
+			"jira-burst-based requests endpoint q=100 r=? w=1s reset=? ietf-structured",
+			"global-app-quota points global q=65000 r=0 w=1h0m0s reset=+30m47s ietf-structured",
+			"tenant-app-quota points tenant q=30000 r=? w=1h0m0s reset=+30m47s ietf-structured info",
+		},
+	},
+	{
+		name:     "jira tenant quota exhausted without Retry-After waits for its reset",
+		status:   429,
+		header:   []string{"RateLimit-Reason: jira-quota-tenant-based", `RateLimit: "tenant-app-quota";r=0;t=600, "jira-burst-based";r=80;t=1`},
+		throttle: true,
+		wait:     "10m0s tenant-app-quota",
+		reason:   "jira-quota-tenant-based tenant",
+		limits: []string{
+			"tenant-app-quota points tenant q=? r=0 w=? reset=+10m0s ietf-structured",
+			"jira-burst-based requests endpoint q=? r=80 w=? reset=+1s ietf-structured",
+		},
+	},
+	{
+		name:   "jira per-issue write limit and X-RateLimit fields",
+		status: 429,
+		header: []string{
+			"RateLimit-Reason: jira-per-issue-on-write", "X-RateLimit-Limit: 20", "X-RateLimit-Remaining: 0",
+			"X-RateLimit-Reset: 2026-11-29T12:00:02Z", "X-RateLimit-NearLimit: true",
+		},
+		throttle: true,
+		wait:     "2s X-RateLimit-Reset",
+		reason:   "jira-per-issue-on-write key",
+		limits:   []string{"- requests - q=20 r=0 w=? reset=+2s x-ratelimit"},
+	},
+	{
+		name:     "jira 429 with only X-RateLimit-Reset waits for it",
+		status:   429,
+		header:   []string{"X-RateLimit-Limit: 100", "X-RateLimit-Remaining: 3", "X-RateLimit-Reset: 2026-11-29T12:00:05.250Z"},
+		throttle: true,
+		wait:     "5.25s X-RateLimit-Reset",
+		limits:   []string{"- requests - q=100 r=3 w=? reset=+5.25s x-ratelimit"},
+	},
+	{
+		name:   "missing r is unknown, never 0",
+		status: 200,
+		header: []string{`RateLimit: "tenant-app-quota";t=600`},
+		limits: []string{"tenant-app-quota points tenant q=? r=? w=? reset=+10m0s ietf-structured"},
+	},
+
+	// GitHub.
+	{
+		name:   "github rest headers",
+		status: 200,
+		at:     time.Unix(1372700873-3600, 0),
+		header: []string{"x-ratelimit-limit: 60", "x-ratelimit-remaining: 56", "x-ratelimit-used: 4", "x-ratelimit-reset: 1372700873", "x-ratelimit-resource: core"},
+		limits: []string{"- requests resource:core q=60 r=56 w=? reset=+1h0m0s x-ratelimit"},
+	},
+	{
+		name:     "github primary limit exceeded 403",
+		status:   403,
+		at:       time.Unix(1377013266-600, 0),
+		header:   []string{"x-ratelimit-limit: 60", "x-ratelimit-remaining: 0", "x-ratelimit-used: 60", "x-ratelimit-reset: 1377013266"},
+		body:     `{"message": "API rate limit exceeded for xxx.xxx.xxx.xxx.", "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}`,
+		throttle: true,
+		wait:     "10m0s X-RateLimit-Reset",
+		limits:   []string{"- requests - q=60 r=0 w=? reset=+10m0s x-ratelimit"},
+	},
+	{
+		name:     "github secondary limit 403",
+		status:   403,
+		header:   []string{"Retry-After: 60", "x-ratelimit-limit: 5000", "x-ratelimit-remaining: 4900", "x-ratelimit-resource: core"},
+		body:     `{"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}`,
+		throttle: true,
+		wait:     "1m0s Retry-After",
+		limits:   []string{"- requests resource:core q=5000 r=4900 w=? reset=? x-ratelimit"},
+	},
+	{
+		name:   "a 403 that is not a rate limit",
+		status: 403,
+		header: []string{"x-ratelimit-limit: 5000", "x-ratelimit-remaining: 4999"},
+		body:   `{"message": "Resource not accessible by integration"}`,
+		limits: []string{"- requests - q=5000 r=4999 w=? reset=? x-ratelimit"},
+	},
+	{
+		name:     "github graphql RATE_LIMITED",
+		status:   200,
+		header:   []string{"x-ratelimit-limit: 5000", "x-ratelimit-remaining: 0", "x-ratelimit-resource: graphql"},
+		body:     `{"errors": [{"type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1."}]}`,
+		throttle: true,
+		limits:   []string{"- requests resource:graphql q=5000 r=0 w=? reset=? x-ratelimit"},
+	},
+
+	// X, Okta, Reddit, GitLab, Zoom, Linear.
+	{
+		name:   "x api v2",
+		status: 200,
+		at:     time.Unix(1705420800-900, 0),
+		header: []string{"x-rate-limit-limit: 900", "x-rate-limit-remaining: 847", "x-rate-limit-reset: 1705420800"},
+		limits: []string{"- requests - q=900 r=847 w=? reset=+15m0s x-ratelimit"},
+	},
+	{
+		name:   "okta",
+		status: 200,
+		at:     time.Unix(1609459200-60, 0),
+		header: []string{"X-Rate-Limit-Limit: 1200", "X-Rate-Limit-Remaining: 1199", "X-Rate-Limit-Reset: 1609459200"},
+		limits: []string{"- requests - q=1200 r=1199 w=? reset=+1m0s x-ratelimit"},
+	},
+	{
+		name:   "reddit fractional remaining and delta reset",
+		status: 200,
+		header: []string{"X-Ratelimit-Used: 4", "X-Ratelimit-Remaining: 596.0", "X-Ratelimit-Reset: 348"},
+		limits: []string{"- requests - q=? r=596 w=? reset=+5m48s x-ratelimit"},
+	},
+	{
+		name:   "reddit exhausted fraction",
+		status: 200,
+		header: []string{"X-Ratelimit-Used: 99.5", "X-Ratelimit-Remaining: 0.5", "X-Ratelimit-Reset: 12"},
+		wait:   "12s X-RateLimit-Reset",
+		limits: []string{"- requests - q=? r=0.5 w=? reset=+12s x-ratelimit"},
+	},
+	{
+		name:   "gitlab epoch reset under RateLimit-Reset",
+		status: 200,
+		at:     time.Unix(1563325137-60, 0),
+		header: []string{"RateLimit-Limit: 600", "RateLimit-Observed: 6", "RateLimit-Remaining: 594", "RateLimit-Reset: 1563325137", "RateLimit-ResetTime: Wed, 17 Jul 2019 00:58:57 GMT"},
+		limits: []string{"- requests - q=600 r=594 w=? reset=+1m0s ietf-separate"},
+	},
+	{
+		name:     "gitlab throttled",
+		status:   429,
+		at:       time.Unix(1609844400-30, 0),
+		header:   []string{"RateLimit-Limit: 60", "RateLimit-Name: throttle_authenticated_web", "RateLimit-Observed: 67", "RateLimit-Remaining: 0", "RateLimit-Reset: 1609844400", "RateLimit-ResetTime: Tue, 05 Jan 2021 11:00:00 GMT", "Retry-After: 30"},
+		throttle: true,
+		wait:     "30s Retry-After",
+		limits:   []string{"throttle_authenticated_web requests - q=60 r=0 w=? reset=+30s ietf-separate"},
+	},
+	{
+		name:     "zoom daily limit with an RFC 3339 Retry-After",
+		status:   429,
+		at:       time.Date(2020, 5, 30, 12, 0, 0, 0, time.UTC),
+		header:   []string{"X-RateLimit-Category: Heavy", "X-RateLimit-Type: Daily-limit", "X-RateLimit-Limit: 30000", "X-RateLimit-Remaining: 0", "Retry-After: 2020-05-31T00:00:00Z"},
+		throttle: true,
+		wait:     "12h0m0s Retry-After",
+		limits:   []string{"Heavy requests - q=30000 r=0 w=24h0m0s reset=? x-ratelimit"},
+	},
+	{
+		name:   "linear epoch milliseconds",
+		status: 200,
+		at:     time.UnixMilli(1764417600000 - 1500),
+		header: []string{"X-RateLimit-Requests-Limit: 5000", "X-RateLimit-Requests-Remaining: 4999", "X-RateLimit-Requests-Reset: 1764417600000", "X-RateLimit-Complexity-Limit: 250000", "X-RateLimit-Complexity-Remaining: 249950", "X-RateLimit-Complexity-Reset: 1764417600000", "X-Complexity: 50"},
+		limits: []string{
+			"requests requests - q=5000 r=4999 w=? reset=+1.5s x-ratelimit",
+			"complexity points - q=250000 r=249950 w=? reset=+1.5s x-ratelimit",
+		},
+	},
+	{
+		name:     "linear RATELIMITED body",
+		status:   400,
+		body:     `{"errors":[{"message":"Rate limit exceeded","extensions":{"code":"RATELIMITED"}}]}`,
+		throttle: true,
+	},
+	{
+		name:   "limit list in X-RateLimit-Limit",
+		status: 200,
+		header: []string{"X-RateLimit-Limit: 100, 100;window=60, 10000;window=86400", "X-RateLimit-Remaining: 98", "X-RateLimit-Reset: 3"},
+		limits: []string{
+			"- requests - q=100 r=98 w=1m0s reset=+3s x-ratelimit",
+			"- requests - q=10000 r=? w=24h0m0s reset=? x-ratelimit",
+		},
+	},
+
+	// OpenAI, Anthropic.
+	{
+		name:   "openai",
+		status: 200,
+		header: []string{"x-ratelimit-limit-requests: 60", "x-ratelimit-limit-tokens: 150000", "x-ratelimit-remaining-requests: 59", "x-ratelimit-remaining-tokens: 149984", "x-ratelimit-reset-requests: 1s", "x-ratelimit-reset-tokens: 6m0s"},
+		limits: []string{
+			"requests requests - q=60 r=59 w=? reset=+1s openai",
+			"tokens tokens - q=150000 r=149984 w=? reset=+6m0s openai",
+		},
+	},
+	{
+		name:     "openai 429 tokens exhausted",
+		status:   429,
+		header:   []string{"retry-after: 20", "x-ratelimit-limit-requests: 5000", "x-ratelimit-remaining-requests: 4999", "x-ratelimit-reset-requests: 12ms", "x-ratelimit-limit-tokens: 160000", "x-ratelimit-remaining-tokens: 0", "x-ratelimit-reset-tokens: 19.5s"},
+		throttle: true,
+		wait:     "20s Retry-After",
+		limits: []string{
+			"requests requests - q=5000 r=4999 w=? reset=+12ms openai",
+			"tokens tokens - q=160000 r=0 w=? reset=+19.5s openai",
+		},
+	},
+	{
+		name:   "anthropic",
+		status: 200,
+		at:     time.Date(2025, 8, 21, 12, 40, 58, 0, time.UTC),
+		header: []string{
+			"anthropic-ratelimit-input-tokens-limit: 80000", "anthropic-ratelimit-input-tokens-remaining: 80000", "anthropic-ratelimit-input-tokens-reset: 2025-08-21T12:40:59Z",
+			"anthropic-ratelimit-output-tokens-limit: 16000", "anthropic-ratelimit-output-tokens-remaining: 16000", "anthropic-ratelimit-output-tokens-reset: 2025-08-21T12:41:00Z",
+			"anthropic-ratelimit-requests-limit: 1000", "anthropic-ratelimit-requests-remaining: 999", "anthropic-ratelimit-requests-reset: 2025-08-21T12:40:59Z",
+			"anthropic-ratelimit-tokens-limit: 96000", "anthropic-ratelimit-tokens-remaining: 96000", "anthropic-ratelimit-tokens-reset: 2025-08-21T12:40:59Z",
+		},
+		limits: []string{
+			"requests requests - q=1000 r=999 w=? reset=+1s anthropic",
+			"tokens tokens - q=96000 r=96000 w=? reset=+1s anthropic",
+			"input-tokens input-tokens - q=80000 r=80000 w=? reset=+1s anthropic",
+			"output-tokens output-tokens - q=16000 r=16000 w=? reset=+2s anthropic",
+		},
+	},
+
+	// Discord.
+	{
+		name:   "discord headers",
+		status: 200,
+		header: []string{"X-RateLimit-Limit: 5", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset: 1470173023.123", "X-RateLimit-Reset-After: 1", "X-RateLimit-Bucket: abcd1234"},
+		wait:   "1s X-RateLimit-Reset-After",
+		limits: []string{"- requests bucket:abcd1234 q=5 r=0 w=? reset=+1s discord"},
+	},
+	{
+		name:     "discord fractional epoch reset",
+		status:   200,
+		at:       time.Unix(1470173022, 0),
+		header:   []string{"X-RateLimit-Limit: 5", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset: 1470173023.123", "X-RateLimit-Bucket: abcd1234"},
+		wait:     "1.123s X-RateLimit-Reset",
+		limits:   []string{"- requests bucket:abcd1234 q=5 r=0 w=? reset=+1.123s discord"},
+		throttle: false,
+	},
+	{
+		name:     "discord global 429 body",
+		status:   429,
+		header:   []string{"X-RateLimit-Global: true", "X-RateLimit-Scope: global"},
+		body:     `{"message": "You are being rate limited.", "retry_after": 64.57, "global": true}`,
+		throttle: true,
+		wait:     "1m4.57s body:retry_after",
+		reason:   "global global",
+	},
+	{
+		name:     "discord shared resource 429",
+		status:   429,
+		header:   []string{"Retry-After: 65", "X-RateLimit-Scope: shared", "X-RateLimit-Limit: 5", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset-After: 64.57", "X-RateLimit-Bucket: abcd1234"},
+		body:     `{"message": "You are being rate limited.", "retry_after": 64.57, "global": false}`,
+		throttle: true,
+		wait:     "1m5s Retry-After",
+		reason:   "shared key",
+		limits:   []string{"- requests bucket:abcd1234 q=5 r=0 w=? reset=+1m4.57s discord"},
+	},
+
+	// Shopify, HubSpot, Zendesk, Salesforce, Stripe.
+	{
+		name:   "shopify rest bucket",
+		status: 200,
+		header: []string{"X-Shopify-Shop-Api-Call-Limit: 32/40"},
+		limits: []string{"- requests - q=40 r=8 w=? reset=? shopify"},
+	},
+	{
+		name:     "shopify rest 429",
+		status:   429,
+		header:   []string{"X-Shopify-Shop-Api-Call-Limit: 40/40", "Retry-After: 2.0"},
+		throttle: true,
+		wait:     "2s Retry-After",
+		limits:   []string{"- requests - q=40 r=0 w=? reset=? shopify"},
+	},
+	{
+		name:   "shopify graphql cost",
+		status: 200,
+		body:   `{"data":{"shop":{"name":"x"}},"extensions":{"cost":{"requestedQueryCost":252,"actualQueryCost":12,"throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":988.0,"restoreRate":50.0}}}}`,
+		limits: []string{"graphql-cost points - q=1000 r=988 w=? reset=? shopify"},
+	},
+	{
+		name:     "shopify graphql throttled",
+		status:   200,
+		body:     `{"errors":[{"message":"Throttled","extensions":{"code":"THROTTLED","documentation":"https://shopify.dev/api/usage/rate-limits"}}],"extensions":{"cost":{"requestedQueryCost":252,"actualQueryCost":null,"throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":12.0,"restoreRate":50.0}}}}`,
+		throttle: true,
+		limits:   []string{"graphql-cost points - q=1000 r=12 w=? reset=? shopify"},
+	},
+	{
+		name:   "hubspot",
+		status: 200,
+		header: []string{"X-HubSpot-RateLimit-Daily: 500000", "X-HubSpot-RateLimit-Daily-Remaining: 499999", "X-HubSpot-RateLimit-Interval-Milliseconds: 10000", "X-HubSpot-RateLimit-Max: 100", "X-HubSpot-RateLimit-Remaining: 99", "X-HubSpot-RateLimit-Secondly: 10", "X-HubSpot-RateLimit-Secondly-Remaining: 9"},
+		limits: []string{
+			"daily requests - q=500000 r=499999 w=24h0m0s reset=? hubspot",
+			"interval requests - q=100 r=99 w=10s reset=? hubspot",
+			"secondly requests - q=10 r=9 w=1s reset=? hubspot",
+		},
+	},
+	{
+		name:   "zendesk counts its two spellings once",
+		status: 200,
+		header: []string{"x-rate-limit: 700", "ratelimit-limit: 700", "x-rate-limit-remaining: 699", "ratelimit-remaining: 699", "ratelimit-reset: 41", "zendesk-ratelimit-tickets-index: total=100; remaining=99; resets=41"},
+		limits: []string{
+			"- requests - q=700 r=699 w=? reset=+41s ietf-separate",
+			"tickets-index requests - q=100 r=99 w=? reset=+41s zendesk",
+		},
+	},
+	{
+		name:   "salesforce per-app usage",
+		status: 200,
+		header: []string{"Sforce-Limit-Info: api-usage=25/5000; per-app-api-usage=17/250(appName=sample-connected-app)"},
+		limits: []string{
+			"api-usage requests - q=5000 r=4975 w=24h0m0s reset=? salesforce",
+			"per-app-api-usage requests app:sample-connected-app q=250 r=233 w=? reset=? salesforce",
+		},
+	},
+	{
+		name:   "salesforce over the daily limit",
+		status: 200,
+		header: []string{"Sforce-Limit-Info: api-usage=110018/100000; api-bursts=1/750"},
+		limits: []string{
+			"api-usage requests - q=100000 r=0 w=24h0m0s reset=? salesforce",
+			"api-bursts requests - q=750 r=749 w=? reset=? salesforce",
+		},
+	},
+	{
+		name:     "stripe",
+		status:   429,
+		header:   []string{"Stripe-Rate-Limited-Reason: endpoint-rate"},
+		throttle: true,
+		reason:   "endpoint-rate endpoint",
+	},
+
+	// Status rules and malformed input.
+	{
+		name:     "503 with Retry-After is a throttle",
+		status:   503,
+		header:   []string{"Retry-After: Sun, 29 Nov 2026 12:02:00 GMT"},
+		throttle: true,
+		wait:     "2m0s Retry-After",
+	},
+	{
+		name:   "503 without a wait is not",
+		status: 503,
+	},
+	{
+		name:     "503 with X-RateLimit-Reset is a throttle",
+		status:   503,
+		header:   []string{"X-RateLimit-Reset: 30"},
+		throttle: true,
+		wait:     "30s X-RateLimit-Reset",
+		limits:   []string{"- requests - q=? r=? w=? reset=+30s x-ratelimit"},
+	},
+	{
+		name:     "malformed Retry-After is reported",
+		status:   429,
+		header:   []string{"Retry-After: soon"},
+		throttle: true,
+		warnings: []string{`Retry-After: "soon" is neither a delay nor a date; ignored`},
+	},
+	{
+		name:   "malformed counts are skipped, the rest is read",
+		status: 200,
+		header: []string{"X-RateLimit-Limit: 60", "X-RateLimit-Remaining: lots", "X-RateLimit-Reset: 500000000000"},
+		limits: []string{"- requests - q=60 r=? w=? reset=? x-ratelimit"},
+		warnings: []string{
+			`X-RateLimit-Remaining: "lots" is not a count; ignored`,
+			`X-RateLimit-Reset: "500000000000" is neither plausible epoch seconds nor epoch milliseconds; ignored`,
+		},
+	},
+	{
+		name:   "malformed structured members are skipped",
+		status: 200,
+		header: []string{`RateLimit: "a";r=-1;t=5, b;r=2, "c";r=x, 7, "d";r=3;t=4`},
+		limits: []string{
+			"b requests - q=? r=2 w=? reset=? ietf-structured",
+			"d requests - q=? r=3 w=? reset=+4s ietf-structured",
+		},
+		warnings: []string{
+			"RateLimit: parameter r is negative; member ignored",
+			"RateLimit: parameter r is not a number; member ignored",
+			"RateLimit: a member has no policy name; ignored",
+		},
+	},
+	{
+		name:     "negative and signed delays are refused",
+		status:   429,
+		header:   []string{"Retry-After: -5"},
+		throttle: true,
+		warnings: []string{`Retry-After: "-5" is neither a delay nor a date; ignored`},
+	},
+}
+
+func TestParse(t *testing.T) {
+	for _, tc := range parseCases {
+		t.Run(tc.name, func(t *testing.T) {
+			at := tc.at
+			if at.IsZero() {
+				at = now
+			}
+			o := Parse(tc.status, hdr(tc.header...), []byte(tc.body), at)
+			if o.Status != tc.status {
+				t.Errorf("Status = %d, want %d", o.Status, tc.status)
+			}
+			if o.Throttled != tc.throttle {
+				t.Errorf("Throttled = %v, want %v", o.Throttled, tc.throttle)
+			}
+			wait := ""
+			if o.HasRetryAfter {
+				wait = o.RetryAfter.String() + " " + o.RetryAfterSource
+			}
+			if wait != tc.wait {
+				t.Errorf("wait = %q, want %q", wait, tc.wait)
+			}
+			reason := ""
+			if o.Reason != "" {
+				reason = o.Reason + " " + o.ReasonScope
+			}
+			if reason != tc.reason {
+				t.Errorf("reason = %q, want %q", reason, tc.reason)
+			}
+			var limits []string
+			for _, l := range o.Limits {
+				limits = append(limits, describe(l, at))
+			}
+			if !slices.Equal(limits, tc.limits) {
+				t.Errorf("Limits =\n\t%s\nwant\n\t%s", strings.Join(limits, "\n\t"), strings.Join(tc.limits, "\n\t"))
+			}
+			if !slices.Equal(o.Warnings, tc.warnings) {
+				t.Errorf("Warnings =\n\t%s\nwant\n\t%s", strings.Join(o.Warnings, "\n\t"), strings.Join(tc.warnings, "\n\t"))
+			}
+		})
+	}
+}
+
+func TestNearLimit(t *testing.T) {
+	o := Parse(200, hdr("X-RateLimit-NearLimit: true"), nil, now)
+	if !o.NearLimit {
+		t.Errorf("NearLimit = false, want true")
+	}
+}
+
+func TestParseIntoReuses(t *testing.T) {
+	var o Observation
+	ParseInto(&o, 429, hdr(parseCases[10].header...), nil, now)
+	ParseInto(&o, 200, hdr("X-RateLimit-Limit: 5"), nil, now)
+	if o.Throttled || o.HasRetryAfter || o.Reason != "" || len(o.Limits) != 1 || len(o.Warnings) != 0 {
+		t.Errorf("ParseInto kept state from the previous response: %+v", o)
+	}
+}
+
+func TestCanonicalKeys(t *testing.T) {
+	for _, k := range []string{
+		keyRetryAfter, keyRateLimit, keyRateLimitPolicy, keyBetaRateLimit, keyBetaRateLimitPolicy,
+		keyRateLimitReason, keyRateLimitLimit, keyRateLimitRemaining, keyRateLimitReset,
+		keyRateLimitResetTime, keyRateLimitName, keyShopify, keySalesforce, keyStripeReason,
+	} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("CanonicalHeaderKey(%q) = %q, want it unchanged", k, c)
+		}
+	}
+}

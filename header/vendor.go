@@ -1,0 +1,157 @@
+package header
+
+import (
+	"strings"
+	"time"
+)
+
+// bound cuts a field longer than maxFieldBytes at its last separator
+// before the limit, so that no member is read cut in half.
+func (p *parser) bound(name, v string, sep byte) string {
+	if len(v) <= maxFieldBytes {
+		return v
+	}
+	p.warnf("%s: longer than %d bytes; the rest is ignored", name, maxFieldBytes)
+	if cut := strings.LastIndexByte(v[:maxFieldBytes], sep); cut >= 0 {
+		return v[:cut]
+	}
+	return ""
+}
+
+// usedOf reads "used/limit", as Shopify and Salesforce write a limit.
+func usedOf(v string) (used, limit float64, ok bool) {
+	slash := strings.IndexByte(v, '/')
+	if slash < 0 {
+		return 0, 0, false
+	}
+	used, ok1 := number(trimOWS(v[:slash]))
+	limit, ok2 := number(trimOWS(v[slash+1:]))
+	return used, limit, ok1 && ok2
+}
+
+// usedLimit is a limit of which used units out of quota are spent. More
+// used than allowed (Salesforce allows bursts over the daily limit) leaves
+// nothing remaining.
+func usedLimit(lim Limit, used, quota float64) Limit {
+	lim.Quota, lim.Remaining = quota, max(quota-used, 0)
+	lim.Known |= HasQuota | HasRemaining
+	return lim
+}
+
+// shopify reads X-Shopify-Shop-Api-Call-Limit: 32/40, the REST Admin API's
+// leaky bucket: 32 of 40 requests used.
+func (p *parser) shopify() {
+	v, _ := p.get(keyShopify)
+	used, quota, ok := usedOf(v)
+	if !ok {
+		p.warnf("X-Shopify-Shop-Api-Call-Limit: %s is not used/limit; ignored", quote(v))
+		return
+	}
+	p.add(usedLimit(Limit{Dialect: Shopify}, used, quota), "")
+}
+
+// hubSpot reads X-HubSpot-RateLimit-*: a daily limit, a limit per interval
+// (-Max, -Remaining, -Interval-Milliseconds) and a per-second limit.
+func (p *parser) hubSpot() {
+	p.simple(Limit{Name: "daily", Window: 24 * time.Hour, Known: HasWindow, Dialect: HubSpot}, &fields{
+		"X-Hubspot-Ratelimit-Daily", "X-HubSpot-RateLimit-Daily",
+		"X-Hubspot-Ratelimit-Daily-Remaining", "X-HubSpot-RateLimit-Daily-Remaining",
+		"", "",
+	})
+	interval := Limit{Name: "interval", Dialect: HubSpot}
+	if ms, ok := p.count("X-Hubspot-Ratelimit-Interval-Milliseconds", "X-HubSpot-RateLimit-Interval-Milliseconds"); ok {
+		interval.Window, interval.Known = seconds(ms/1000), HasWindow
+	}
+	p.simple(interval, &fields{
+		"X-Hubspot-Ratelimit-Max", "X-HubSpot-RateLimit-Max",
+		"X-Hubspot-Ratelimit-Remaining", "X-HubSpot-RateLimit-Remaining",
+		"", "",
+	})
+	p.simple(Limit{Name: "secondly", Window: time.Second, Known: HasWindow, Dialect: HubSpot}, &fields{
+		"X-Hubspot-Ratelimit-Secondly", "X-HubSpot-RateLimit-Secondly",
+		"X-Hubspot-Ratelimit-Secondly-Remaining", "X-HubSpot-RateLimit-Secondly-Remaining",
+		"", "",
+	})
+}
+
+// zendesk reads zendesk-ratelimit-NAME: total=100; remaining=99; resets=41,
+// one field per endpoint limit, in the order of their names.
+func (p *parser) zendesk() {
+	keys := p.zendeskKeys[:p.nzendesk]
+	for i := 1; i < len(keys); i++ { // insertion sort: map order is random
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	for _, key := range keys {
+		v, _ := p.get(key)
+		v = p.bound(key, v, ';')
+		lim := Limit{Name: strings.ToLower(key[len(prefixZendesk):]), Dialect: Zendesk}
+		for item := range strings.SplitSeq(v, ";") {
+			k, val, found := strings.Cut(trimOWS(item), "=")
+			if !found {
+				p.warnf("%s: %s is not key=value; ignored", key, quote(item))
+				continue
+			}
+			n, ok := number(val)
+			if !ok {
+				p.warnf("%s: %s=%s is not a number; ignored", key, k, quote(val))
+				continue
+			}
+			switch k {
+			case "total":
+				lim.Quota, lim.Known = n, lim.Known|HasQuota
+			case "remaining":
+				lim.Remaining, lim.Known = n, lim.Known|HasRemaining
+			case "resets":
+				lim.Reset, lim.Known = p.now.Add(seconds(n)), lim.Known|HasReset
+			}
+		}
+		if lim.Known != 0 {
+			p.add(lim, key)
+		}
+	}
+}
+
+// salesforce reads Sforce-Limit-Info: api-usage=25/5000;
+// per-app-api-usage=17/250(appName=sample-connected-app). api-usage is the
+// organisation's daily count of API calls.
+func (p *parser) salesforce() {
+	v, _ := p.get(keySalesforce)
+	v = p.bound("Sforce-Limit-Info", v, ';')
+	for item := range strings.SplitSeq(v, ";") {
+		item = trimOWS(item)
+		if item == "" {
+			continue
+		}
+		name, val, found := strings.Cut(item, "=")
+		if !found {
+			p.warnf("Sforce-Limit-Info: %s is not name=used/limit; ignored", quote(item))
+			continue
+		}
+		lim := Limit{Name: name, Dialect: Salesforce}
+		if open := strings.IndexByte(val, '('); open >= 0 && strings.HasSuffix(val, ")") {
+			if app, ok := strings.CutPrefix(val[open+1:len(val)-1], "appName="); ok && app != "" {
+				lim.Scope = "app:" + app
+			}
+			val = val[:open]
+		}
+		used, quota, ok := usedOf(val)
+		if !ok {
+			p.warnf("Sforce-Limit-Info: %s is not name=used/limit; ignored", quote(item))
+			continue
+		}
+		if name == "api-usage" {
+			lim.Window, lim.Known = 24*time.Hour, HasWindow
+		}
+		p.add(usedLimit(lim, used, quota), "")
+	}
+}
+
+// stripe reads Stripe-Rate-Limited-Reason (global-rate, global-concurrency,
+// endpoint-rate, endpoint-concurrency, resource-specific), sent with a 429.
+func (p *parser) stripe() {
+	if v, ok := p.get(keyStripeReason); ok && v != "" {
+		p.o.Reason = v
+	}
+}

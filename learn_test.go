@@ -1,0 +1,166 @@
+package heed_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/sim"
+)
+
+// hammer runs workers that send GETs through rt for d, each to
+// url(worker, i), and returns the number of responses by status.
+func hammer(t *testing.T, rt http.RoundTripper, workers int, d time.Duration, url func(w, i int) string, ctxFor func(w int) context.Context) map[int]int {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[int]int{}
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			ctx := context.Background()
+			if ctxFor != nil {
+				ctx = ctxFor(w)
+			}
+			for i := 0; time.Now().Before(deadline); i++ {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url(w, i), nil)
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					t.Errorf("worker %d: %v", w, err)
+					return
+				}
+				resp.Body.Close()
+				mu.Lock()
+				counts[resp.StatusCode]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return counts
+}
+
+// With advertised policies, heed learns the limit from the headers and
+// uses at least 95% of the allowed steady rate, with at most 0.5% of its
+// requests answered 429, and never sends into a mandated wait.
+func TestLearnsAdvertisedLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// 100 per 10 s per tenant, in a fixed window, as the IETF draft
+		// describes, with the client's default pace (50/s) far above it.
+		srv := sim.New(sim.Config{Profile: sim.IETF, Latency: 20 * time.Millisecond})
+		tr := &heed.Transport{Base: srv.RoundTripper()}
+		const run = 5 * time.Minute
+		start := time.Now()
+		hammer(t, tr, 16, run, func(w, i int) string { return fmt.Sprintf("https://api.test/v1/items/%d", w*100000+i) }, nil)
+		truth := srv.Truth()
+		allowed := 100.0 / 10 * time.Since(start).Seconds()
+		t.Logf("accepted %d, rejected %d, sent while blocked %d, allowed %.0f", truth.Accepted, truth.Rejected, truth.SentWhileBlocked, allowed)
+		if used := float64(truth.Accepted) / allowed; used < 0.95 {
+			t.Errorf("used %.1f%% of the allowed rate (%d accepted of %.0f), want at least 95%%", 100*used, truth.Accepted, allowed)
+		}
+		if share := float64(truth.Rejected) / float64(truth.Requests); share > 0.005 {
+			t.Errorf("%.2f%% of requests were answered 429 (%d of %d), want at most 0.5%%", 100*share, truth.Rejected, truth.Requests)
+		}
+		if truth.SentWhileBlocked != 0 {
+			t.Errorf("%d requests were sent while blocked, want none", truth.SentWhileBlocked)
+		}
+	})
+}
+
+// Without any limit header (a bare 429, like nginx's limit_req), AIMD finds
+// the limit: the endpoint's rate converges to within 10% of it, with at
+// least 85% of the allowed rate used and at most 3% of requests refused.
+func TestAIMDFindsAnUnknownLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.New(sim.Config{Profile: sim.Silent, Latency: 20 * time.Millisecond}) // 10/s per tenant
+		store := heed.NewMemoryStore()
+		tr := &heed.Transport{Base: srv.RoundTripper(), Store: store}
+		url := func(w, i int) string { return "https://api.test/v1/things" }
+		// Warm up: the default pace of 50/s is five times the limit.
+		hammer(t, tr, 8, time.Minute, url, nil)
+		srv.Reset()
+		start := time.Now()
+		var rates []float64
+		var stop atomic.Bool
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for !stop.Load() {
+				time.Sleep(time.Second)
+				if snap, ok := store.Snapshot("https://api.test GET /v1/things"); ok && snap.Rate > 0 {
+					rates = append(rates, snap.Rate)
+				}
+			}
+		})
+		hammer(t, tr, 8, 5*time.Minute, url, nil)
+		stop.Store(true)
+		wg.Wait()
+		truth := srv.Truth()
+		var mean float64
+		for _, r := range rates {
+			mean += r
+		}
+		mean /= float64(len(rates))
+		t.Logf("accepted %d, rejected %d, sent while blocked %d, rate samples %.1f", truth.Accepted, truth.Rejected, truth.SentWhileBlocked, rates)
+		if mean < 9 || mean > 11 {
+			t.Errorf("learned rate averaged %.2f/s, want within 10%% of the unknown 10/s", mean)
+		}
+		allowed := 10 * time.Since(start).Seconds()
+		if used := float64(truth.Accepted) / allowed; used < 0.85 {
+			t.Errorf("used %.1f%% of the allowed rate, want at least 85%%", 100*used)
+		}
+		if share := float64(truth.Rejected) / float64(truth.Requests); share > 0.03 {
+			t.Errorf("%.2f%% of requests were refused (%d of %d), want at most 3%%", 100*share, truth.Rejected, truth.Requests)
+		}
+	})
+}
+
+// Background traffic cannot starve interactive traffic: with background
+// workers saturating a scope, interactive requests still go at once and
+// get their share.
+func TestBackgroundCannotStarveInteractive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := sim.New(sim.Config{Profile: sim.Silent, Scale: 100}) // 1000/s: never the bottleneck
+		rate := func(string) float64 { return 10 }
+		tr := &heed.Transport{Base: s.RoundTripper(), Profile: &heed.Profile{Rate: rate}, Concurrency: -1}
+		url := func(w, i int) string { return "https://api.test/v1/things" }
+		var interactive atomic.Int32
+		var worst atomic.Int64
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			hammer(t, tr, 16, time.Minute, url, func(int) context.Context {
+				return heed.WithPriority(context.Background(), heed.Background)
+			})
+		})
+		wg.Go(func() {
+			time.Sleep(5 * time.Second) // background has the scope to itself first
+			for range 50 {
+				start := time.Now()
+				req, _ := http.NewRequest(http.MethodGet, url(0, 0), nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				interactive.Add(1)
+				if d := int64(time.Since(start)); d > worst.Load() {
+					worst.Store(d)
+				}
+				time.Sleep(time.Second)
+			}
+		})
+		wg.Wait()
+		if interactive.Load() != 50 {
+			t.Fatalf("%d interactive requests done, want 50", interactive.Load())
+		}
+		if w := time.Duration(worst.Load()); w > 200*time.Millisecond {
+			t.Errorf("an interactive request waited %v behind background traffic, want at most two pacing intervals", w)
+		}
+	})
+}

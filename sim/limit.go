@@ -1,0 +1,214 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// eps absorbs floating-point error in token arithmetic.
+const eps = 1e-9
+
+// rule is a Limit resolved for one Server: defaults applied and scaled.
+type rule struct {
+	Limit
+	reason   string
+	window   time.Duration
+	quota    float64 // per window (in flight for Concurrency)
+	capacity float64 // a bucket's size; quota otherwise
+	rate     float64 // a bucket's refill, units per second
+}
+
+func newRule(l Limit, scale float64) rule {
+	if l.Name == "" {
+		panic("sim: a Limit needs a Name")
+	}
+	if l.Quota <= 0 {
+		panic(fmt.Sprintf("sim: limit %q: Quota must be positive", l.Name))
+	}
+	if l.Per == PerKey && l.Key == nil {
+		panic(fmt.Sprintf("sim: limit %q: PerKey needs a Key func", l.Name))
+	}
+	switch l.Kind {
+	case "", TokenBucket, FixedWindow, Concurrency:
+	default:
+		panic(fmt.Sprintf("sim: limit %q: unknown Kind %q", l.Name, l.Kind))
+	}
+	if l.Kind == "" {
+		l.Kind = TokenBucket
+	}
+	if l.Per == "" {
+		l.Per = PerTenant
+	}
+	if l.Unit == "" {
+		l.Unit = Requests
+	}
+	ru := rule{Limit: l, reason: l.Reason, window: l.Window, quota: l.Quota}
+	if ru.reason == "" {
+		ru.reason = l.Name
+	}
+	if ru.window <= 0 {
+		ru.window = time.Second
+	}
+	if l.Kind != Concurrency {
+		ru.quota = max(1, l.Quota*scale)
+	}
+	ru.capacity = ru.quota
+	if l.Kind == TokenBucket && l.Burst > 0 {
+		ru.capacity = max(1, l.Burst*scale)
+	}
+	ru.rate = ru.quota / ru.window.Seconds()
+	return ru
+}
+
+// scope returns the key of the rule's instance the request belongs to, and
+// false when the rule does not apply to it.
+func (ru *rule) scope(q *Request) (string, bool) {
+	if ru.Methods != nil && !slices.Contains(ru.Methods, q.Method) {
+		return "", false
+	}
+	if ru.Path != "" && !strings.HasPrefix(q.Path, ru.Path) {
+		return "", false
+	}
+	switch ru.Per {
+	case PerGlobal:
+		return "global", true
+	case PerEndpoint:
+		return q.Tenant + " " + q.Endpoint, true
+	case PerKey:
+		k := ru.Key(q)
+		return q.Tenant + " " + k, k != ""
+	}
+	return q.Tenant, true
+}
+
+// state is one instance of a rule: the limiter's state for one scope and
+// the wait the server last mandated for it.
+type state struct {
+	tokens   float64   // TokenBucket
+	last     time.Time // TokenBucket: when tokens was computed
+	win      int64     // FixedWindow: index of the current window
+	used     float64   // FixedWindow: units used in it
+	inflight int       // Concurrency
+
+	blockFrom  time.Time // when the running mandated wait began
+	blockUntil time.Time // when it ends
+
+	truth *scopeTruth
+}
+
+// advance brings st up to now: refills a bucket, rolls a window over.
+func (ru *rule) advance(st *state, start, now time.Time) {
+	switch ru.Kind {
+	case TokenBucket:
+		if d := now.Sub(st.last); d > 0 {
+			st.tokens = min(ru.capacity, st.tokens+d.Seconds()*ru.rate)
+		}
+		st.last = now
+	case FixedWindow:
+		if w := int64(now.Sub(start) / ru.window); w != st.win {
+			st.win, st.used = w, 0
+		}
+	}
+}
+
+// wait returns zero if st admits cost now, and otherwise how long until it
+// would (zero too for Concurrency, whose wait is unknown) and false.
+func (ru *rule) wait(st *state, start, now time.Time, cost float64) (time.Duration, bool) {
+	switch ru.Kind {
+	case TokenBucket:
+		if st.tokens+eps >= cost {
+			return 0, true
+		}
+		return seconds((cost - st.tokens) / ru.rate), false
+	case FixedWindow:
+		if st.used+cost <= ru.quota+eps {
+			return 0, true
+		}
+		return ru.windowEnd(st, start).Sub(now), false
+	}
+	return 0, st.inflight < int(ru.quota)
+}
+
+func (ru *rule) consume(st *state, cost float64) {
+	switch ru.Kind {
+	case TokenBucket:
+		st.tokens -= cost
+	case FixedWindow:
+		st.used += cost
+	case Concurrency:
+		st.inflight++
+	}
+}
+
+// remaining returns the whole units left in st.
+func (ru *rule) remaining(st *state) float64 {
+	switch ru.Kind {
+	case TokenBucket:
+		return max(0, math.Floor(st.tokens+eps))
+	case FixedWindow:
+		return max(0, math.Floor(ru.quota-st.used+eps))
+	}
+	return float64(max(0, int(ru.quota)-st.inflight))
+}
+
+// reset returns how long until st is back to its initial state: a bucket
+// full, a window over; zero for Concurrency.
+func (ru *rule) reset(st *state, start, now time.Time) time.Duration {
+	switch ru.Kind {
+	case TokenBucket:
+		return seconds((ru.capacity - st.tokens) / ru.rate)
+	case FixedWindow:
+		return ru.windowEnd(st, start).Sub(now)
+	}
+	return 0
+}
+
+func (ru *rule) windowEnd(st *state, start time.Time) time.Time {
+	return start.Add(time.Duration(st.win+1) * ru.window)
+}
+
+// idle reports whether st holds nothing worth keeping: evicting it and
+// recreating it later changes no decision.
+func (ru *rule) idle(st *state, start, now time.Time) bool {
+	if st.inflight > 0 || st.blockUntil.After(now) {
+		return false
+	}
+	switch ru.Kind {
+	case TokenBucket:
+		ru.advance(st, start, now)
+		return st.tokens+eps >= ru.capacity
+	case FixedWindow:
+		ru.advance(st, start, now)
+		return st.used == 0
+	}
+	return true
+}
+
+// retryAfter is the wait a rejection by ru tells the client: RetryAfter if
+// set, else wait rounded up to whole seconds, at least one.
+func (ru *rule) retryAfter(wait time.Duration) time.Duration {
+	if ru.RetryAfter > 0 {
+		return ru.RetryAfter
+	}
+	return max(time.Second, wait.Truncate(time.Second)+ceilSub(wait, time.Second))
+}
+
+// ceilSub returns unit if d is not a multiple of unit, else 0.
+func ceilSub(d, unit time.Duration) time.Duration {
+	if d%unit != 0 {
+		return unit
+	}
+	return 0
+}
+
+// wholeSeconds returns d in seconds, rounded up.
+func wholeSeconds(d time.Duration) int64 {
+	return int64(d.Truncate(time.Second)/time.Second) + int64(ceilSub(d, time.Second)/time.Second)
+}
+
+func seconds(s float64) time.Duration {
+	return time.Duration(math.Ceil(s * float64(time.Second)))
+}
