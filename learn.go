@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -65,26 +66,33 @@ type aimdState struct {
 	quiet   int
 }
 
-// subScopes returns the limit scopes learned for an endpoint.
-func (l *learner) subScopes(endpoint string) []subScope {
+// subScopes returns the limit scopes learned for an endpoint or, for an
+// endpoint that has not answered yet, those learned for its tenant: limits
+// that span a tenant hold from the first request of each new endpoint.
+func (l *learner) subScopes(endpoint, tenant string) []subScope {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.subs[endpoint]
+	if s, ok := l.subs[endpoint]; ok {
+		return s
+	}
+	return l.subs[tenant]
 }
 
-func (l *learner) addSub(endpoint string, s subScope) {
+func (l *learner) addSub(endpoint, tenant string, s subScope) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, have := range l.subs[endpoint] {
-		if have.key == s.key {
-			return
-		}
-	}
 	if l.subs == nil || len(l.subs) >= maxLearned {
 		l.subs = make(map[string][]subScope)
 	}
-	if len(l.subs[endpoint]) < maxSubScopes {
-		l.subs[endpoint] = append(l.subs[endpoint], s)
+	for _, key := range [2]string{endpoint, tenant} {
+		subs := l.subs[key]
+		if slices.ContainsFunc(subs, func(have subScope) bool { return have.key == s.key }) {
+			continue
+		}
+		if len(subs) >= maxSubScopes {
+			subs = subs[1:] // the tenant's list keeps the newest
+		}
+		l.subs[key] = append(slices.Clip(subs), s)
 	}
 }
 
@@ -182,11 +190,14 @@ func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, re
 		if dl, ok := ctx.Deadline(); ok && now.Add(delay).After(dl) {
 			retry = false
 		}
-	} else if !advertised && resp.StatusCode < 400 {
-		t.raiseRate(r, &u)
+	} else {
+		if !advertised && resp.StatusCode < 400 {
+			t.raiseRate(r, &u)
+		}
+		t.reconcile(r, resp, &u)
 	}
 
-	if len(u.Blocks) > 0 || len(u.Rates) > 0 {
+	if len(u.Blocks) > 0 || len(u.Rates) > 0 || len(u.Charges) > 0 {
 		if err := t.store().Update(context.WithoutCancel(ctx), &u); err != nil && t.Logger != nil {
 			t.Logger.Warn("heed: update store", slog.Any("err", err))
 		}
@@ -260,7 +271,7 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 			continue
 		}
 		if sub.key != "" {
-			t.learner.addSub(r.scopes[iEndpoint].Key, sub)
+			t.learner.addSub(r.scopes[iEndpoint].Key, r.tenant, sub)
 		}
 		mergeRate(u, first, RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
 	}
@@ -342,4 +353,31 @@ func absoluteReset(d header.Dialect) bool {
 		return false
 	}
 	return true
+}
+
+// reconcile charges the difference between a request's estimated and real
+// cost to the token or point limits it was paced by.
+func (t *Transport) reconcile(r *request, resp *http.Response, u *Update) {
+	p := t.Profile
+	if p == nil || p.Usage == nil {
+		return
+	}
+	var units []*ScopeAdmit
+	for i := range r.adm.Scopes {
+		if r.adm.Scopes[i].Cost > 0 {
+			units = append(units, &r.adm.Scopes[i])
+		}
+	}
+	if len(units) == 0 {
+		return
+	}
+	actual, ok := p.Usage(resp)
+	if !ok || actual < 0 || math.IsNaN(actual) || math.IsInf(actual, 0) {
+		return
+	}
+	for _, sc := range units {
+		if d := actual - sc.Cost; d != 0 {
+			u.Charges = append(u.Charges, Charge{Key: sc.Key, Cost: d})
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/profile"
 	"github.com/heedhttp/heed/sim"
 )
 
@@ -161,6 +164,101 @@ func TestBackgroundCannotStarveInteractive(t *testing.T) {
 		}
 		if w := time.Duration(worst.Load()); w > 200*time.Millisecond {
 			t.Errorf("an interactive request waited %v behind background traffic, want at most two pacing intervals", w)
+		}
+	})
+}
+
+// Token limits: each request's cost is estimated from its body and taken
+// from a tokens-per-minute budget learned from the headers, so requests of
+// very different sizes share it without 429s.
+func TestTokenCostPacing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.New(sim.Config{Profile: sim.OpenAI, Scale: 0.1, Latency: 100 * time.Millisecond}) // 50 RPM, 3000 TPM
+		tr := &heed.Transport{Base: srv.RoundTripper(), Profile: profile.OpenAI()}
+		var wg sync.WaitGroup
+		var failed atomic.Int32
+		start := time.Now()
+		for w := range 8 {
+			wg.Go(func() {
+				for i := 0; time.Since(start) < 5*time.Minute; i++ {
+					text := strings.Repeat("word ", 20+(w*37+i*11)%200)
+					body := fmt.Sprintf(`{"model":"gpt-test","messages":[{"role":"user","content":%q}],"max_tokens":50}`, text)
+					req, _ := http.NewRequest(http.MethodPost, "https://api.openai.test/v1/chat/completions", strings.NewReader(body))
+					resp, err := tr.RoundTrip(req)
+					if err != nil {
+						failed.Add(1)
+						time.Sleep(time.Second)
+						continue
+					}
+					resp.Body.Close()
+				}
+			})
+		}
+		wg.Wait()
+		truth := srv.Truth()
+		t.Logf("accepted %d, rejected %d (%v), local refusals %d", truth.Accepted, truth.Rejected, truth.Reasons, failed.Load())
+		if share := float64(truth.Rejected) / float64(truth.Requests); share > 0.005 {
+			t.Errorf("%.2f%% of requests were answered 429, want at most 0.5%%", 100*share)
+		}
+		var tokens sim.Scope
+		for _, sc := range truth.Scopes {
+			if sc.Limit == sim.OpenAITokenLimit {
+				tokens = sc
+			}
+		}
+		if tokens.Accepted == 0 {
+			t.Fatalf("no token scope in the truth: %+v", truth.Scopes)
+		}
+		t.Logf("token scope: %+v", tokens)
+	})
+}
+
+// The real cost reported after the response reconciles the estimate: a
+// request that cost more than estimated pushes the next one back.
+func TestTokenCostIsReconciled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := heedtest.Headers("x-ratelimit-limit-tokens", "600", "x-ratelimit-remaining-tokens", "600", "x-ratelimit-reset-tokens", "0s", "Content-Type", "application/json")
+		s := &heedtest.Script{Func: func(req *http.Request, n int) heedtest.Response {
+			return heedtest.Response{Status: 200, Header: h, Body: `{"usage":{"total_tokens":300}}`}
+		}}
+		store := heed.NewMemoryStore()
+		tr := &heed.Transport{Base: s, Store: store, Profile: profile.OpenAI(), ClockSkew: -1}
+		body := `{"messages":[{"content":"hi"}],"max_tokens":10}` // estimated at 1+4+10 = 15 tokens
+		for range 2 {
+			do(t, tr, http.MethodPost, "https://api.openai.test/v1/chat/completions", body)
+		}
+		// 600 tokens a minute is 10 a second; the second request was paced
+		// by its estimate (15 tokens), then charged the 285 more it cost.
+		snap, _ := store.Snapshot("https://api.openai.test limit:tokens")
+		if got, want := snap.TAT.Sub(time.Now()), 30*time.Second; got < want-2*time.Second || got > want+2*time.Second {
+			t.Errorf("token debt after two 300-token requests = %v ahead, want about %v", got, want)
+		}
+	})
+}
+
+// Several advertised limits on one scope, a burst and a sustained one,
+// both hold.
+func TestBurstAndSustainedLimitsBothHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		limits := []sim.Limit{
+			{Name: "burst", Kind: sim.TokenBucket, Quota: 20, Window: time.Second},
+			{Name: "minute", Kind: sim.FixedWindow, Quota: 300, Window: time.Minute},
+		}
+		srv := sim.New(sim.Config{Profile: sim.IETF, Limits: limits, Latency: 10 * time.Millisecond})
+		tr := &heed.Transport{Base: srv.RoundTripper()}
+		start := time.Now()
+		hammer(t, tr, 16, 5*time.Minute, func(w, i int) string { return fmt.Sprintf("https://api.test/v1/items/%d", w*100000+i) }, nil)
+		truth := srv.Truth()
+		minutes := time.Since(start).Minutes()
+		t.Logf("accepted %d, rejected %d (%v), sent while blocked %d over %.1f min", truth.Accepted, truth.Rejected, truth.Reasons, truth.SentWhileBlocked, minutes)
+		if share := float64(truth.Rejected) / float64(truth.Requests); share > 0.005 {
+			t.Errorf("%.2f%% answered 429, want at most 0.5%%", 100*share)
+		}
+		if used := float64(truth.Accepted) / (300 * minutes); used < 0.9 {
+			t.Errorf("used %.1f%% of the sustained limit, want at least 90%%", 100*used)
+		}
+		if truth.SentWhileBlocked != 0 {
+			t.Errorf("%d requests sent while blocked, want none", truth.SentWhileBlocked)
 		}
 	})
 }

@@ -268,6 +268,13 @@ func (s *MemoryStore) Update(ctx context.Context, u *Update) error {
 		}
 		st.rate, st.burst, st.rateUntil = rate, r.Burst, now.Add(ttl)
 	}
+	for _, c := range u.Charges {
+		st := s.scopes[c.Key]
+		if st == nil || st.rate <= 0 || !st.rateUntil.After(now) {
+			continue
+		}
+		st.tat = limiter.Charge(st.tat, now, st.rate, c.Cost)
+	}
 	return nil
 }
 

@@ -40,6 +40,11 @@ type Profile struct {
 	// points, before it is sent; it must not consume the request's body
 	// (use GetBody). Nil means 1.
 	Cost func(*http.Request) float64
+	// Usage reports what a request really cost in tokens or points, from
+	// its response (OpenAI's usage.total_tokens, say), so that the estimate
+	// taken before sending is reconciled. It may read the body if it puts
+	// back an equivalent one. Nil, or false, leaves the estimate standing.
+	Usage func(*http.Response) (float64, bool)
 	// UnknownScope is the scope blocked by a throttle that names no reason:
 	// [header.ScopeEndpoint] (the default, when empty) or
 	// [header.ScopeTenant] for providers whose limits are account-wide.

@@ -75,7 +75,7 @@ func (t *Transport) classify(req *http.Request) *request {
 		n = 4
 	}
 	opts := optionsFrom(req.Context())
-	for _, sub := range t.learner.subScopes(keys) {
+	for _, sub := range t.learner.subScopes(keys, r.tenant) {
 		sc := ScopeAdmit{Key: sub.key}
 		if sub.units {
 			sc.Cost = t.cost(req, opts)

@@ -124,6 +124,18 @@ type Update struct {
 	Blocks []Block
 	// Rates change scopes' pacing rates.
 	Rates []RateUpdate
+	// Charges reconcile what requests took from scopes' pacing with what
+	// they really cost.
+	Charges []Charge
+}
+
+// Charge adds Cost units (negative to give some back) to a scope's pacing
+// debt, at the scope's learned rate, once a request's real cost is known. A
+// refund never brings the debt below none; a scope with no learned rate is
+// left alone.
+type Charge struct {
+	Key  string
+	Cost float64
 }
 
 // Block closes a scope for a time, starting at the store's now.

@@ -343,8 +343,8 @@ var parseCases = []parseCase{
 		status: 200,
 		header: []string{"x-ratelimit-limit-requests: 60", "x-ratelimit-limit-tokens: 150000", "x-ratelimit-remaining-requests: 59", "x-ratelimit-remaining-tokens: 149984", "x-ratelimit-reset-requests: 1s", "x-ratelimit-reset-tokens: 6m0s"},
 		limits: []string{
-			"requests requests - q=60 r=59 w=? reset=+1s openai",
-			"tokens tokens - q=150000 r=149984 w=? reset=+6m0s openai",
+			"requests requests - q=60 r=59 w=1m0s reset=+1s openai",
+			"tokens tokens - q=150000 r=149984 w=1m0s reset=+6m0s openai",
 		},
 	},
 	{
@@ -354,8 +354,8 @@ var parseCases = []parseCase{
 		throttle: true,
 		wait:     "20s Retry-After",
 		limits: []string{
-			"requests requests - q=5000 r=4999 w=? reset=+12ms openai",
-			"tokens tokens - q=160000 r=0 w=? reset=+19.5s openai",
+			"requests requests - q=5000 r=4999 w=1m0s reset=+12ms openai",
+			"tokens tokens - q=160000 r=0 w=1m0s reset=+19.5s openai",
 		},
 	},
 	{
@@ -369,10 +369,10 @@ var parseCases = []parseCase{
 			"anthropic-ratelimit-tokens-limit: 96000", "anthropic-ratelimit-tokens-remaining: 96000", "anthropic-ratelimit-tokens-reset: 2025-08-21T12:40:59Z",
 		},
 		limits: []string{
-			"requests requests - q=1000 r=999 w=? reset=+1s anthropic",
-			"tokens tokens - q=96000 r=96000 w=? reset=+1s anthropic",
-			"input-tokens input-tokens - q=80000 r=80000 w=? reset=+1s anthropic",
-			"output-tokens output-tokens - q=16000 r=16000 w=? reset=+2s anthropic",
+			"requests requests - q=1000 r=999 w=1m0s reset=+1s anthropic",
+			"tokens tokens - q=96000 r=96000 w=1m0s reset=+1s anthropic",
+			"input-tokens input-tokens - q=80000 r=80000 w=1m0s reset=+1s anthropic",
+			"output-tokens output-tokens - q=16000 r=16000 w=1m0s reset=+2s anthropic",
 		},
 	},
 

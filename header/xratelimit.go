@@ -64,14 +64,17 @@ func (p *parser) simple(lim Limit, f *fields) int {
 }
 
 // openAI reads x-ratelimit-{limit,remaining,reset}-{requests,tokens}, whose
-// resets are Go durations ("6m0s", "20ms").
+// resets are Go durations ("6m0s", "20ms"). OpenAI documents its limits as
+// requests and tokens per minute (RPM, TPM), replenished continuously, so
+// the window is a minute and the reset is the time until the allowance is
+// whole again.
 func (p *parser) openAI() {
-	p.simple(Limit{Name: "requests", Unit: Requests, Dialect: OpenAI}, &fields{
+	p.simple(Limit{Name: "requests", Unit: Requests, Dialect: OpenAI, Window: time.Minute, Known: HasWindow}, &fields{
 		"X-Ratelimit-Limit-Requests", "x-ratelimit-limit-requests",
 		"X-Ratelimit-Remaining-Requests", "x-ratelimit-remaining-requests",
 		"X-Ratelimit-Reset-Requests", "x-ratelimit-reset-requests",
 	})
-	p.simple(Limit{Name: "tokens", Unit: Tokens, Dialect: OpenAI}, &fields{
+	p.simple(Limit{Name: "tokens", Unit: Tokens, Dialect: OpenAI, Window: time.Minute, Known: HasWindow}, &fields{
 		"X-Ratelimit-Limit-Tokens", "x-ratelimit-limit-tokens",
 		"X-Ratelimit-Remaining-Tokens", "x-ratelimit-remaining-tokens",
 		"X-Ratelimit-Reset-Tokens", "x-ratelimit-reset-tokens",
@@ -95,23 +98,24 @@ func (p *parser) linear() {
 
 // anthropic reads anthropic-ratelimit-{requests,tokens,input-tokens,
 // output-tokens}-{limit,remaining,reset}, whose resets are RFC 3339 dates.
+// Anthropic documents its limits per minute, replenished continuously.
 func (p *parser) anthropic() {
-	p.simple(Limit{Name: "requests", Unit: Requests, Dialect: Anthropic}, &fields{
+	p.simple(Limit{Name: "requests", Unit: Requests, Dialect: Anthropic, Window: time.Minute, Known: HasWindow}, &fields{
 		"Anthropic-Ratelimit-Requests-Limit", "anthropic-ratelimit-requests-limit",
 		"Anthropic-Ratelimit-Requests-Remaining", "anthropic-ratelimit-requests-remaining",
 		"Anthropic-Ratelimit-Requests-Reset", "anthropic-ratelimit-requests-reset",
 	})
-	p.simple(Limit{Name: "tokens", Unit: Tokens, Dialect: Anthropic}, &fields{
+	p.simple(Limit{Name: "tokens", Unit: Tokens, Dialect: Anthropic, Window: time.Minute, Known: HasWindow}, &fields{
 		"Anthropic-Ratelimit-Tokens-Limit", "anthropic-ratelimit-tokens-limit",
 		"Anthropic-Ratelimit-Tokens-Remaining", "anthropic-ratelimit-tokens-remaining",
 		"Anthropic-Ratelimit-Tokens-Reset", "anthropic-ratelimit-tokens-reset",
 	})
-	p.simple(Limit{Name: "input-tokens", Unit: InputTokens, Dialect: Anthropic}, &fields{
+	p.simple(Limit{Name: "input-tokens", Unit: InputTokens, Dialect: Anthropic, Window: time.Minute, Known: HasWindow}, &fields{
 		"Anthropic-Ratelimit-Input-Tokens-Limit", "anthropic-ratelimit-input-tokens-limit",
 		"Anthropic-Ratelimit-Input-Tokens-Remaining", "anthropic-ratelimit-input-tokens-remaining",
 		"Anthropic-Ratelimit-Input-Tokens-Reset", "anthropic-ratelimit-input-tokens-reset",
 	})
-	p.simple(Limit{Name: "output-tokens", Unit: OutputTokens, Dialect: Anthropic}, &fields{
+	p.simple(Limit{Name: "output-tokens", Unit: OutputTokens, Dialect: Anthropic, Window: time.Minute, Known: HasWindow}, &fields{
 		"Anthropic-Ratelimit-Output-Tokens-Limit", "anthropic-ratelimit-output-tokens-limit",
 		"Anthropic-Ratelimit-Output-Tokens-Remaining", "anthropic-ratelimit-output-tokens-remaining",
 		"Anthropic-Ratelimit-Output-Tokens-Reset", "anthropic-ratelimit-output-tokens-reset",

@@ -104,3 +104,23 @@ func (p Pace) Yielding(reserve float64) Pace {
 	}
 	return p
 }
+
+// Charge returns the TAT of a scope paced at rate after cost more units (or
+// fewer, when cost is negative) are added to its debt at now. A refund never
+// brings the TAT before now: unused allowance is not banked.
+func Charge(tat, now time.Time, rate, cost float64) time.Time {
+	if rate <= 0 || math.IsNaN(rate) || cost == 0 || math.IsNaN(cost) {
+		return tat
+	}
+	if cost > 0 {
+		if tat.Before(now) {
+			tat = now
+		}
+		return tat.Add(Pace{Rate: rate}.span(cost))
+	}
+	tat = tat.Add(-Pace{Rate: rate}.span(-cost))
+	if tat.Before(now) {
+		return now
+	}
+	return tat
+}

@@ -85,13 +85,3 @@ func GitHub() *heed.Profile {
 	}
 }
 
-// OpenAI returns the profile of the OpenAI API: limits are per organisation
-// and model, in requests and tokens per minute, so a throttle blocks the
-// tenant until the server says otherwise.
-func OpenAI() *heed.Profile {
-	return &heed.Profile{
-		Name:         "openai",
-		Rate:         func(string) float64 { return 5 },
-		UnknownScope: header.ScopeTenant,
-	}
-}

@@ -1,0 +1,117 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+
+	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/header"
+)
+
+// maxCostBody bounds how much of a request or response body the OpenAI
+// profile reads to estimate or reconcile a cost.
+const maxCostBody = 1 << 20
+
+// OpenAI returns the profile of the OpenAI API: limits are per organisation
+// and model, in requests and tokens per minute, so a throttle with no reason
+// blocks the tenant. A request's token cost is estimated from its JSON body
+// before it is sent (see [EstimateOpenAITokens]) and reconciled with the
+// response's usage.total_tokens when the response is plain JSON.
+func OpenAI() *heed.Profile {
+	return &heed.Profile{
+		Name:         "openai",
+		Rate:         func(string) float64 { return 5 },
+		UnknownScope: header.ScopeTenant,
+		Cost:         openAICost,
+		Usage:        openAIUsage,
+	}
+}
+
+func openAICost(req *http.Request) float64 {
+	if req.GetBody == nil || req.ContentLength > maxCostBody {
+		return 0
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return 0
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, maxCostBody))
+	if err != nil {
+		return 0
+	}
+	return EstimateOpenAITokens(b)
+}
+
+// EstimateOpenAITokens estimates the tokens a chat or completion request
+// body will take from a tokens-per-minute limit: a token per four characters
+// of its messages (or prompt, or input), four per message, and the
+// completion it allows (max_tokens or max_completion_tokens). It
+// over-estimates rather than under-: what is left over is reconciled after
+// the response. It returns 0 when the body is not JSON.
+func EstimateOpenAITokens(body []byte) float64 {
+	var req struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Prompt              json.RawMessage `json:"prompt"`
+		Input               json.RawMessage `json:"input"`
+		MaxTokens           float64         `json:"max_tokens"`
+		MaxCompletionTokens float64         `json:"max_completion_tokens"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return 0
+	}
+	chars := len(textOf(req.Prompt)) + len(textOf(req.Input))
+	for _, m := range req.Messages {
+		chars += len(textOf(m.Content))
+	}
+	completion := max(req.MaxTokens, req.MaxCompletionTokens)
+	if completion <= 0 || math.IsNaN(completion) || math.IsInf(completion, 0) {
+		completion = 16 // the API's documented default for completions
+	}
+	return math.Ceil(float64(chars)/4) + 4*float64(len(req.Messages)) + completion
+}
+
+// textOf returns the text of a JSON string, or the raw JSON of anything
+// else (content parts, arrays of strings), which over-counts a little.
+func textOf(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+func openAIUsage(resp *http.Response) (float64, bool) {
+	if resp.StatusCode != http.StatusOK || resp.Body == nil ||
+		!strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") ||
+		resp.ContentLength < 0 || resp.ContentLength > maxCostBody {
+		return 0, false // streamed or unknown: leave the estimate
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, resp.ContentLength))
+	rest := resp.Body
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(b), rest), rest}
+	if err != nil {
+		return 0, false
+	}
+	var out struct {
+		Usage *struct {
+			TotalTokens float64 `json:"total_tokens"`
+		} `json:"usage"`
+	}
+	if json.Unmarshal(b, &out) != nil || out.Usage == nil {
+		return 0, false
+	}
+	return out.Usage.TotalTokens, true
+}
