@@ -84,4 +84,3 @@ func GitHub() *heed.Profile {
 		UnknownScope: header.ScopeTenant,
 	}
 }
-
