@@ -38,7 +38,7 @@ const (
 	aimdFloor    = 0.02 // requests per second: never slower than this
 	// quotaReserve is the share of a quota left unspent at the reset, so
 	// that pacing a quota down to its end never meets r=0.
-	quotaReserve = 0.01
+	quotaReserve = 0.005
 	// spreadMinWindow: quotas with a window at least this long are spread
 	// over what is left of the window; shorter ones (burst buckets) are
 	// paced at their steady rate alone.
@@ -251,7 +251,7 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 					// so that the window never ends at r=0.
 					left := l.Remaining
 					if l.Has(header.HasQuota) {
-						left -= quotaReserve * l.Quota
+						left -= max(2, quotaReserve*l.Quota)
 					}
 					over := resetIn
 					if !absoluteReset(l.Dialect) && over >= time.Second && over%time.Second == 0 {

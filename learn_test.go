@@ -262,3 +262,53 @@ func TestBurstAndSustainedLimitsBothHold(t *testing.T) {
 		}
 	})
 }
+
+// Quota pacing: a tenant's points quota, reported only once it runs low
+// (as Jira does), is spread over the rest of its window, so the window ends
+// with less than 2% of it unused and the quota never reaches r=0.
+func TestQuotaPacingSpendsTheWindowWithoutRunningOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		limits := sim.DefaultLimits(sim.Jira)
+		for i := range limits {
+			if limits[i].Name == sim.JiraTenantQuota {
+				limits[i].Quota, limits[i].Window = 1200, 2*time.Minute
+			}
+		}
+		srv := sim.New(sim.Config{Limits: limits, Latency: 30 * time.Millisecond})
+		var zero atomic.Int32
+		base := srv.RoundTripper()
+		spy := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := base.RoundTrip(req)
+			if err == nil && strings.Contains(resp.Header.Get("Beta-RateLimit"), `"tenant-app-quota";r=0;`) {
+				zero.Add(1)
+			}
+			return resp, err
+		})
+		tr := &heed.Transport{Base: spy, Profile: profile.Jira()}
+		hammer(t, tr, 16, 2*time.Minute+5*time.Second, func(w, i int) string {
+			return fmt.Sprintf("https://acme.atlassian.net/rest/api/3/issue/PROJ-%d", w*1000+i)
+		}, nil)
+		truth := srv.Truth()
+		sc, _ := truth.Scope(sim.JiraTenantQuota, "acme.atlassian.net")
+		t.Logf("quota scope %+v; %d responses said r=0", sc, zero.Load())
+		// What the first window spent: the accepted requests of its steps.
+		series := truth.Clients[0].Series
+		spent := 0
+		for i, n := range series.Accepted {
+			if time.Duration(i+1)*series.Step <= 2*time.Minute {
+				spent += n
+			}
+		}
+		t.Logf("first window spent %d of 1200", spent)
+		if unused := 1 - float64(spent)/1200; unused >= 0.02 || spent > 1200 {
+			t.Errorf("the window ended with %.1f%% of the quota unused (%d of 1200 spent), want under 2%%", 100*unused, spent)
+		}
+		if zero.Load() != 0 || sc.Rejected != 0 {
+			t.Errorf("the quota hit r=0 %d times and refused %d requests, want never", zero.Load(), sc.Rejected)
+		}
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

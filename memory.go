@@ -266,6 +266,12 @@ func (s *MemoryStore) Update(ctx context.Context, u *Update) error {
 			// A slower rate applies from the next turn on.
 			st.tat = now.Add(time.Duration(float64(st.tat.Sub(now)) * old / rate))
 		}
+		if cur > 0 && rate > 0 && r.Burst < st.burst {
+			// Debt borrowed against a learned burst larger than the new one
+			// is forgiven: the server's own counts, which the new rate
+			// comes from, already hold what the burst spent.
+			st.tat = limiter.Pace{Rate: rate, Burst: r.Burst}.Forgive(st.tat, now)
+		}
 		st.rate, st.burst, st.rateUntil = rate, r.Burst, now.Add(ttl)
 	}
 	for _, c := range u.Charges {

@@ -124,3 +124,17 @@ func Charge(tat, now time.Time, rate, cost float64) time.Time {
 	}
 	return tat
 }
+
+// Forgive returns tat brought back, if need be, so that the scope owes no
+// more than the pace's burst: the most a scope can owe under this pace.
+// A scope whose pace changes to a smaller burst would otherwise wait out
+// debt that the old, larger burst allowed.
+func (p Pace) Forgive(tat, now time.Time) time.Time {
+	if p.Rate <= 0 || math.IsNaN(p.Rate) {
+		return tat
+	}
+	if limit := now.Add(p.span(p.burst())); tat.After(limit) {
+		return limit
+	}
+	return tat
+}
