@@ -1,0 +1,96 @@
+package heed_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/profile"
+)
+
+// A Transport goes wherever an http.Client does: wrap any SDK's client.
+func ExampleTransport() {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("RateLimit-Policy", `"jira-burst-based";q=100;w=1`)
+		fmt.Fprint(w, `{"key":"PROJ-1"}`)
+	}))
+	defer api.Close()
+
+	client := &http.Client{Transport: &heed.Transport{Profile: profile.Jira()}}
+	resp, err := client.Get(api.URL + "/rest/api/3/issue/PROJ-1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	fmt.Println(resp.StatusCode, heed.CheckResponse(resp))
+	// Output: 200 <nil>
+}
+
+// CheckResponse turns a rate-limited response into an error that callers
+// can tell apart from any other.
+func ExampleCheckResponse() {
+	s := &heedtest.Script{Responses: []heedtest.Response{{
+		Status: 429,
+		Header: heedtest.Headers("Retry-After", "1847", "RateLimit-Reason", "jira-quota-tenant-based"),
+	}}}
+	client := &http.Client{Transport: &heed.Transport{Base: s, Profile: profile.Jira()}}
+	resp, err := client.Get("https://acme.atlassian.net/rest/api/3/search")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer resp.Body.Close()
+	err = heed.CheckResponse(resp)
+	var le *heed.LimitedError
+	if errors.As(err, &le) {
+		fmt.Println(errors.Is(err, heed.ErrLimited), le.StatusCode, le.Reason, le.RetryAfter)
+	}
+	// Output: true 429 jira-quota-tenant-based 30m47s
+}
+
+// A Job stops at the first rate limit and reports once when to try again.
+func ExampleJob() {
+	keys := []string{"PROJ-1", "PROJ-2", "PROJ-3"}
+	err := heed.Job{Concurrency: 8}.Run(context.Background(), len(keys), func(ctx context.Context, i int) error {
+		if keys[i] == "PROJ-2" {
+			return &heed.LimitedError{Scope: "tenant", RetryAfter: 10 * time.Minute, StatusCode: 429}
+		}
+		return nil
+	})
+	var le *heed.LimitedError
+	fmt.Println(errors.As(err, &le), le.RetryAfter)
+	// Output: true 10m0s
+}
+
+// Share one store between Transports to make them one client: here one per
+// tenant, so that a global-quota 429 seen by one pauses both.
+func ExampleMemoryStore() {
+	store := heed.NewMemoryStore()
+	limited := &heedtest.Script{Responses: []heedtest.Response{{
+		Status: 429,
+		Header: heedtest.Headers("Retry-After", "600", "RateLimit-Reason", "jira-quota-global-based"),
+	}}}
+	acme := &http.Client{Transport: &heed.Transport{Base: limited, Store: store, Profile: profile.Jira()}}
+	globex := &http.Client{Transport: &heed.Transport{Base: &heedtest.Script{}, Store: store, Profile: profile.Jira(), FailFast: true}}
+
+	resp, _ := acme.Get("https://acme.atlassian.net/rest/api/3/search")
+	resp.Body.Close()
+	_, err := globex.Get("https://globex.atlassian.net/rest/api/3/search")
+	fmt.Println(resp.StatusCode, errors.Is(err, heed.ErrLimited))
+	// Output: 429 true
+}
+
+// Mark bulk work as background, so that it leaves room for requests a
+// person is waiting for.
+func ExampleWithPriority() {
+	ctx := heed.WithPriority(context.Background(), heed.Background)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://api.example/v1/export", nil)
+	fmt.Println(req.Context() == ctx)
+	// Output: true
+}
