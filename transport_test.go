@@ -703,3 +703,41 @@ func (zeroSource) Uint64() uint64 { return 0 }
 type maxSource struct{}
 
 func (maxSource) Uint64() uint64 { return ^uint64(0) }
+
+// Before a retry, the discarded 429's body is drained (a bounded part) and
+// closed, so its connection can be reused; hooks report each step.
+func TestRetryDrainsBodyAndReportsEvents(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var bodies []*countingBody
+		n := 0
+		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			n++
+			status, h := 200, http.Header{}
+			if n == 1 {
+				status, h = 429, heedtest.Headers("Retry-After", "2", "RateLimit-Reason", "jira-burst-based")
+			}
+			b := &countingBody{Reader: strings.NewReader(strings.Repeat("x", 1<<20))}
+			bodies = append(bodies, b)
+			return &http.Response{StatusCode: status, Header: h, Body: b, Request: req}, nil
+		})
+		var limits, retries, blocks atomic.Int32
+		tr := &heed.Transport{Base: base, Profile: profile.Jira(),
+			OnLimited: func(e heed.LimitedEvent) { limits.Add(1) },
+			OnRetry:   func(e heed.RetryEvent) { retries.Add(1) },
+			OnBlock:   func(e heed.BlockEvent) { blocks.Add(1) },
+		}
+		resp := get(t, tr, jira+"/rest/api/3/issue/PROJ-1")
+		if resp.StatusCode != 200 || len(bodies) != 2 {
+			t.Fatalf("got %d after %d sends", resp.StatusCode, len(bodies))
+		}
+		if c := bodies[0].closes.Load(); c != 1 {
+			t.Errorf("the 429's body was closed %d times before the retry, want once", c)
+		}
+		if left := bodies[0].Reader.(*strings.Reader).Len(); left == 0 || left == 1<<20 {
+			t.Errorf("%d bytes of the 429's 1 MiB body left unread, want a bounded part drained", left)
+		}
+		if limits.Load() != 1 || retries.Load() != 1 || blocks.Load() != 1 {
+			t.Errorf("events: %d limited, %d retried, %d blocked; want 1 each", limits.Load(), retries.Load(), blocks.Load())
+		}
+	})
+}
