@@ -52,8 +52,14 @@ const (
 // the Store, shared.
 type learner struct {
 	mu   sync.Mutex
-	subs map[string][]subScope // endpoint key -> limit scopes learned for it
-	aimd map[string]*aimdState // endpoint key -> AIMD state
+	subs map[subsKey][]subScope // endpoint, or tenant and kind -> limit scopes learned
+	aimd map[string]*aimdState  // endpoint key -> AIMD state
+}
+
+// subsKey names an endpoint (kind 0) or a tenant's reads (1) or writes (2).
+type subsKey struct {
+	key  string
+	kind uint8
 }
 
 type subScope struct {
@@ -67,30 +73,31 @@ type aimdState struct {
 }
 
 // subScopes returns the limit scopes learned for an endpoint or, for an
-// endpoint that has not answered yet, those learned for its tenant: limits
-// that span a tenant hold from the first request of each new endpoint.
-func (l *learner) subScopes(endpoint, tenant string) []subScope {
+// endpoint that has not answered yet, those learned for its tenant's
+// requests of the same kind (reads or writes): limits that span a tenant
+// hold from the first request of each new endpoint.
+func (l *learner) subScopes(endpoint string, kind subsKey) []subScope {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if s, ok := l.subs[endpoint]; ok {
+	if s, ok := l.subs[subsKey{key: endpoint}]; ok {
 		return s
 	}
-	return l.subs[tenant]
+	return l.subs[kind]
 }
 
-func (l *learner) addSub(endpoint, tenant string, s subScope) {
+func (l *learner) addSub(endpoint string, kind subsKey, s subScope) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.subs == nil || len(l.subs) >= maxLearned {
-		l.subs = make(map[string][]subScope)
+		l.subs = make(map[subsKey][]subScope)
 	}
-	for _, key := range [2]string{endpoint, tenant} {
+	for _, key := range [2]subsKey{{key: endpoint}, kind} {
 		subs := l.subs[key]
 		if slices.ContainsFunc(subs, func(have subScope) bool { return have.key == s.key }) {
 			continue
 		}
 		if len(subs) >= maxSubScopes {
-			subs = subs[1:] // the tenant's list keeps the newest
+			subs = subs[1:] // a kind's list keeps the newest
 		}
 		l.subs[key] = append(slices.Clip(subs), s)
 	}
@@ -271,7 +278,7 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 			continue
 		}
 		if sub.key != "" {
-			t.learner.addSub(r.scopes[iEndpoint].Key, r.tenant, sub)
+			t.learner.addSub(r.scopes[iEndpoint].Key, r.kind(), sub)
 		}
 		mergeRate(u, first, RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
 	}

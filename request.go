@@ -16,6 +16,7 @@ type request struct {
 	tenant   string
 	endpoint string // endpoint template, for logs
 	key      string // resource key of a write, or ""
+	method   string
 	canRetry bool
 }
 
@@ -37,7 +38,7 @@ const (
 
 func (t *Transport) classify(req *http.Request) *request {
 	p := t.Profile
-	r := &request{ctx: req.Context()}
+	r := &request{ctx: req.Context(), method: req.Method}
 
 	// One string holds the tenant and endpoint keys: the tenant's is a
 	// prefix of the endpoint's.
@@ -75,7 +76,7 @@ func (t *Transport) classify(req *http.Request) *request {
 		n = 4
 	}
 	opts := optionsFrom(req.Context())
-	for _, sub := range t.learner.subScopes(keys, r.tenant) {
+	for _, sub := range t.learner.subScopes(keys, r.kind()) {
 		sc := ScopeAdmit{Key: sub.key}
 		if sub.units {
 			sc.Cost = t.cost(req, opts)
@@ -99,6 +100,15 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.canRetry = false // it cannot be sent twice
 	}
 	return r
+}
+
+// kind names the request's tenant and whether it reads or writes: new
+// endpoints inherit the limit scopes learned by others of their kind.
+func (r *request) kind() subsKey {
+	if isWrite(r.method) {
+		return subsKey{key: r.tenant, kind: 2}
+	}
+	return subsKey{key: r.tenant, kind: 1}
 }
 
 // isIdempotent reports whether a request is safe to repeat.

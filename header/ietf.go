@@ -160,6 +160,9 @@ func scopeFor(name string) string {
 	case "jira-per-issue-on-write":
 		return ScopeKey
 	}
+	if strings.HasPrefix(name, "jira-per-issue-") {
+		return ScopeKey // other windows of the per-issue limit
+	}
 	return ""
 }
 
