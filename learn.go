@@ -18,7 +18,7 @@ const (
 	// that heed paces to when the server does not say how much is left.
 	// The margin covers other clients of the same allowance that heed
 	// cannot see; when they exist, their 429s slow heed further.
-	DefaultTarget = 0.95
+	DefaultTarget = 0.97
 	// DefaultReserve is the share of each scope's burst kept for
 	// interactive requests: background requests may not use it.
 	DefaultReserve = 0.2
@@ -43,8 +43,15 @@ const (
 	// over what is left of the window; shorter ones (burst buckets) are
 	// paced at their steady rate alone.
 	spreadMinWindow = 10 * time.Second
+	// steadyMaxWindow: limits with a shorter window (burst buckets, the
+	// per-issue windows) are paced at Target of their steady rate; longer
+	// ones (hourly quotas) only once the server says what is left.
+	steadyMaxWindow = time.Minute
 	learnedTTL      = 10 * time.Minute
-	maxLearned      = 4096 // entries of each learner map before it is cleared
+	// bareWindow: bare 429s from two endpoints of a tenant this close
+	// together mean the unknown limit is the tenant's, not each endpoint's.
+	bareWindow = 2 * time.Second
+	maxLearned = 4096 // entries of each learner map before it is cleared
 )
 
 // learner is what a Transport remembers locally about limits: which limit
@@ -53,7 +60,16 @@ const (
 type learner struct {
 	mu   sync.Mutex
 	subs map[subsKey][]subScope // endpoint, or tenant and kind -> limit scopes learned
-	aimd map[string]*aimdState  // endpoint key -> AIMD state
+	aimd map[string]*aimdState  // AIMD scope key -> AIMD state
+	// bare holds, per tenant, the last bare 429 (one naming no limit), to
+	// tell a tenant-wide unknown limit from per-endpoint ones.
+	bare map[string]*bareState
+}
+
+type bareState struct {
+	at       time.Time
+	endpoint string
+	shared   bool // bare 429s came from several endpoints at once
 }
 
 // subsKey names an endpoint (kind 0) or a tenant's reads (1) or writes (2).
@@ -144,6 +160,35 @@ func (l *learner) quiet(endpoint string) (n int, raise bool) {
 	return n, true
 }
 
+// bareShared records a bare 429 on an endpoint of a tenant and reports
+// whether the tenant's unknown limit looks shared by its endpoints: bare
+// 429s from two endpoints within bareWindow of each other.
+func (l *learner) bareShared(tenant, endpoint string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.bare[tenant]
+	if st == nil {
+		if l.bare == nil || len(l.bare) >= maxLearned {
+			l.bare = make(map[string]*bareState)
+		}
+		st = &bareState{}
+		l.bare[tenant] = st
+	}
+	if !st.shared && st.endpoint != "" && st.endpoint != endpoint && now.Sub(st.at) < bareWindow {
+		st.shared = true
+	}
+	st.at, st.endpoint = now, endpoint
+	return st.shared
+}
+
+// isShared reports whether a tenant's unknown limit looks shared.
+func (l *learner) isShared(tenant string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.bare[tenant]
+	return st != nil && st.shared
+}
+
 func (t *Transport) target() float64 {
 	if t.Target > 0 && t.Target <= 1 {
 		return t.Target
@@ -178,11 +223,15 @@ func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, re
 		}
 		delay = min(delay, maxBlock)
 		scope := r.blockScope(obs.ReasonScope, t.Profile)
+		bare := !advertised && obs.ReasonScope == "" && resp.StatusCode == http.StatusTooManyRequests
+		if bare && t.learner.bareShared(r.tenant, r.scopes[iEndpoint].Key, now) {
+			scope = r.scopes[iTenant].Key
+		}
 		// Block the scope even if this request is not retried: the limit
 		// holds for every other caller.
 		u.Blocks = append(u.Blocks, Block{Key: scope, For: delay})
 		blocks = append(blocks, BlockEvent{Scope: scope, For: delay, Reason: obs.Reason})
-		if !advertised && resp.StatusCode == http.StatusTooManyRequests {
+		if bare {
 			// The server says nothing of its limits: find them from 429s.
 			t.cutRate(r, sentAt, now, &u)
 		}
@@ -232,9 +281,16 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 		if l.Has(header.HasQuota|header.HasWindow) && l.Window > 0 && l.Quota > 0 {
 			advertised = true
 			steady = l.Quota / l.Window.Seconds()
-			rate = t.target() * steady
-			burst = max(1, (1-t.target())*l.Quota)
-			ttl = max(ttl, 2*l.Window)
+			if l.Window < steadyMaxWindow {
+				// A burst bucket: pace at its steady rate.
+				rate = t.target() * steady
+				burst = max(1, (1-t.target())*l.Quota)
+				ttl = max(ttl, 2*l.Window)
+			}
+			// A long window (an hourly quota) is not paced at its average
+			// rate while the server says nothing of what is left: a short
+			// job may spend it faster. Once remaining is known, what is
+			// left is spread over the rest of the window, below.
 		}
 		key, sub := t.limitScope(r, l)
 		if l.Has(header.HasRemaining | header.HasReset) {
@@ -324,32 +380,47 @@ func (t *Transport) limitScope(r *request, l *header.Limit) (key string, sub sub
 	return key, subScope{key: key, units: units}
 }
 
-// cutRate lowers the endpoint's rate after a 429 from a server that
-// advertises no limits (multiplicative decrease), once per event.
-func (t *Transport) cutRate(r *request, sentAt, now time.Time, u *Update) {
+// aimdScope returns the scope whose rate AIMD adjusts for a request: its
+// endpoint, or, once the tenant's unknown limit looks shared by its
+// endpoints, a limit scope of the tenant that all its endpoints join.
+func (t *Transport) aimdScope(r *request) (key string, def float64) {
 	ep := &r.scopes[iEndpoint]
-	if ep.Rate <= 0 {
-		return
+	if !t.learner.isShared(r.tenant) {
+		return ep.Key, ep.Rate
 	}
-	factor, ok := t.learner.cut(ep.Key, sentAt, now)
-	if !ok {
-		return
+	key = r.tenant + " limit:unknown"
+	for _, kind := range [2]uint8{1, 2} {
+		t.learner.addSub(ep.Key, subsKey{key: r.tenant, kind: kind}, subScope{key: key})
 	}
-	u.Rates = append(u.Rates, RateUpdate{Key: ep.Key, Factor: factor, Default: ep.Rate, Min: aimdFloor, Max: aimdCeiling * ep.Rate, Burst: 1, TTL: learnedTTL})
+	return key, ep.Rate
 }
 
-// raiseRate counts a quiet success and, every few, raises a cut endpoint's
-// rate again (additive increase).
-func (t *Transport) raiseRate(r *request, u *Update) {
-	ep := &r.scopes[iEndpoint]
-	if ep.Rate <= 0 {
+// cutRate lowers the rate of the request's AIMD scope after a bare 429
+// (multiplicative decrease), once per event.
+func (t *Transport) cutRate(r *request, sentAt, now time.Time, u *Update) {
+	key, def := t.aimdScope(r)
+	if def <= 0 {
 		return
 	}
-	n, ok := t.learner.quiet(ep.Key)
+	factor, ok := t.learner.cut(key, sentAt, now)
 	if !ok {
 		return
 	}
-	u.Rates = append(u.Rates, RateUpdate{Key: ep.Key, Add: float64(n) * aimdIncrease, Default: ep.Rate, Min: aimdFloor, Max: aimdCeiling * ep.Rate, Burst: 1, TTL: learnedTTL})
+	u.Rates = append(u.Rates, RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdCeiling * def, Burst: 1, TTL: learnedTTL})
+}
+
+// raiseRate counts a quiet success and, every few, raises the rate of a
+// request's AIMD scope again (additive increase).
+func (t *Transport) raiseRate(r *request, u *Update) {
+	key, def := t.aimdScope(r)
+	if def <= 0 {
+		return
+	}
+	n, ok := t.learner.quiet(key)
+	if !ok {
+		return
+	}
+	u.Rates = append(u.Rates, RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: def, Min: aimdFloor, Max: aimdCeiling * def, Burst: 1, TTL: learnedTTL})
 }
 
 // absoluteReset reports whether a dialect states resets as instants on the

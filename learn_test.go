@@ -217,7 +217,7 @@ func TestTokenCostPacing(t *testing.T) {
 // request that cost more than estimated pushes the next one back.
 func TestTokenCostIsReconciled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := heedtest.Headers("x-ratelimit-limit-tokens", "600", "x-ratelimit-remaining-tokens", "600", "x-ratelimit-reset-tokens", "0s", "Content-Type", "application/json")
+		h := heedtest.Headers("x-ratelimit-limit-tokens", "600", "x-ratelimit-remaining-tokens", "600", "x-ratelimit-reset-tokens", "1m0s", "Content-Type", "application/json")
 		s := &heedtest.Script{Func: func(req *http.Request, n int) heedtest.Response {
 			return heedtest.Response{Status: 200, Header: h, Body: `{"usage":{"total_tokens":300}}`}
 		}}

@@ -225,7 +225,9 @@ func (s *MemoryStore) Release(ctx context.Context, a *Admission, lease Lease) er
 			continue
 		}
 		delete(st.leases, lease)
-		if gap := a.Scopes[i].Gap; gap > 0 {
+		// A learned rate supersedes the profile's gap: the server has said
+		// how fast writes to this resource may go.
+		if gap := a.Scopes[i].Gap; gap > 0 && !(st.rate > 0 && st.rateUntil.After(now)) {
 			if nb := now.Add(gap); nb.After(st.notBefore) {
 				st.notBefore = nb
 			}

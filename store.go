@@ -46,7 +46,8 @@ type ScopeAdmit struct {
 	// Zero means no cap.
 	Limit int
 	// Gap is how long the scope stays closed after each release, so that
-	// writes to one resource are spaced. Zero means no gap.
+	// writes to one resource are spaced, until a rate is learned for the
+	// scope, which then paces it instead. Zero means no gap.
 	Gap time.Duration
 	// Cost is what the request takes from this scope's pacing, in the
 	// scope's units (tokens for a token limit). Zero means Admission.Cost.

@@ -1,0 +1,15 @@
+// Package workload runs one workload of API calls through several clients,
+// each against a simulated rate-limited server ([sim.Server]), and measures
+// what each did by the server's ground truth: time against the ideal time
+// at the allowed rate, requests sent, 429s, requests sent while blocked,
+// duplicate writes, failed operations, and the share of the allowed steady
+// rate used. [Chart] draws each client's sent rate over time as SVG.
+//
+// heed demo and the goodput benchmarks in bench/ are built on it:
+//
+//	r := &workload.Run{Workload: workload.Workload{Ops: 500}, Sim: sim.Config{Scale: 0.1}}
+//	results := r.Start(ctx)
+//
+// Run works in real time, or on virtual time inside a testing/synctest
+// bubble, where minutes of traffic take milliseconds.
+package workload
