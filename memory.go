@@ -221,10 +221,14 @@ func (s *MemoryStore) Release(ctx context.Context, a *Admission, lease Lease) er
 		if st == nil {
 			continue
 		}
-		if _, held := st.leases[lease]; !held {
+		exp, held := st.leases[lease]
+		if !held {
 			continue
 		}
 		delete(st.leases, lease)
+		if !exp.After(now) {
+			continue // expired: its gap, if any, began long ago
+		}
 		// A learned rate supersedes the profile's gap: the server has said
 		// how fast writes to this resource may go.
 		if gap := a.Scopes[i].Gap; gap > 0 && !(st.rate > 0 && st.rateUntil.After(now)) {

@@ -40,7 +40,7 @@ type ScopeAdmit struct {
 	// Rate is the scope's default pacing rate in units per second, used
 	// until a rate is learned for the scope. Zero means unpaced.
 	Rate float64
-	// Burst is the default burst in units for Rate; below 1 means 1.
+	// Burst is the default burst in units for Rate; zero or less means 1.
 	Burst float64
 	// Limit caps how many admitted requests may hold the scope at once.
 	// Zero means no cap.
@@ -157,7 +157,7 @@ type RateUpdate struct {
 	Default float64
 	Min     float64
 	Max     float64
-	// Burst is the burst to pace with; below 1 means 1.
+	// Burst is the burst to pace with; zero or less means 1.
 	Burst float64
 	// TTL is how long the learned rate holds before the scope falls back to
 	// its default. Zero means the store's default.

@@ -35,8 +35,14 @@ func (p Pace) Reserve(tat, now time.Time, cost float64) (newTAT time.Time, wait 
 	if p.Rate <= 0 || math.IsNaN(p.Rate) {
 		return tat, 0
 	}
-	if tat.Before(now) {
-		tat = now
+	floor := now
+	if b := p.burst(); b < 1 {
+		// A burst below one unit (see Yielding) admits a request once the
+		// scope has been quiet for the missing part of an interval.
+		floor = now.Add(p.span(b) - p.span(1))
+	}
+	if tat.Before(floor) {
+		tat = floor
 	}
 	newTAT = tat.Add(p.span(cost))
 	allowAt := newTAT.Add(-p.span(p.burst()))

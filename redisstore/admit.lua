@@ -1,0 +1,128 @@
+-- admit.lua: one admission decision over all of a request's scopes.
+--
+-- KEYS: per scope i, its state hash (2i-1) and its lease set (2i).
+-- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve,
+--    then per scope: rate burst limit gap cost. Durations in nanoseconds;
+--    paced and background are 1 or 0; lease is 0 when no scope takes one.
+-- Returns {reason, scope index from 0, wait in ns, reserved 1 or 0} with
+-- reason 0 admitted, 1 blocked, 2 paced, 3 busy, 4 spaced; the order of the
+-- checks and the arithmetic are those of heed.MemoryStore.Admit and
+-- limiter.Pace.Reserve.
+
+local paced = A[4] == '1'
+local maxWait = num(5)
+local leaseTTL = num(6)
+local lease = A[7]
+local background = A[8] == '1'
+local reserve = num(9)
+local n = #KEYS / 2
+local H, W = 9, 5 -- header and per-scope argument counts
+
+-- Per scope: its default rate and burst, limit, gap, and cost (the
+-- scope's own, else the request's, else 1: Admission.cost).
+local rate0, burst0, limit, gap, cost = {}, {}, {}, {}, {}
+local reqCost = num(3)
+if not (reqCost > 0) then reqCost = 1 end
+for i = 1, n do
+  local j = H + (i - 1) * W
+  rate0[i], burst0[i], limit[i], gap[i], cost[i] = num(j + 1), num(j + 2), num(j + 3), num(j + 4), num(j + 5)
+  if not (cost[i] > 0) then cost[i] = reqCost end
+end
+
+local b, g, t, r, k, u, x = {}, {}, {}, {}, {}, {}, {}
+for i = 1, n do
+  local h = redis.call('HMGET', KEYS[2 * i - 1], 'b', 'g', 't', 'r', 'k', 'u', 'x')
+  b[i], g[i], t[i], u[i], x[i] = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[6]), rel(h[7])
+  r[i], k[i] = h[4], h[5]
+end
+
+-- latest returns the decision to wait for the latest instant of x after
+-- now, the first scope winning ties, or nil when none lies ahead.
+local function latest(x, reason)
+  local last, at = 0, 0
+  for i = 1, n do
+    if x[i] and x[i] > last then last, at = x[i], i end
+  end
+  if at > 0 then return {reason, at - 1, last, 0} end
+  return nil
+end
+
+-- Blocks first: nothing is reserved for a request that cannot go.
+local d = latest(b, 1)
+if d then return d end
+d = latest(g, 4)
+if d then return d end
+
+for i = 1, n do
+  if limit[i] > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[2 * i], '-inf', nowUs)
+    if redis.call('ZCARD', KEYS[2 * i]) >= limit[i] then return {3, i - 1, 0, 0} end
+  end
+end
+
+if not paced then
+  -- The request goes when the slowest of its scopes allows.
+  local rates, bursts = {}, {}
+  local wait, slowest = 0, 0
+  for i = 1, n do
+    local rate, burst = rate0[i], burst0[i]
+    local lr = tonumber(r[i])
+    if lr and lr > 0 and u[i] and u[i] > 0 then
+      rate, burst = lr, tonumber(k[i]) or 0
+    end
+    if rate > 0 then
+      rates[i] = rate
+      if not (burst > 0) then burst = 1 end
+      bursts[i] = burst
+      if background and reserve > 0 and reserve < 1 then
+        -- limiter.Pace.Yielding: keep a share of the burst for others.
+        burst = burst - reserve * burst
+        if burst < 1 - reserve then burst = 1 - reserve end
+      end
+      local tat, floor = t[i], 0
+      -- limiter.Pace.Reserve: a burst below one unit admits after a quiet
+      -- spell of the missing part of an interval.
+      if burst < 1 then floor = span(burst, rate) - span(1, rate) end
+      if not tat or tat < floor then tat = floor end
+      local allow = tat + span(cost[i], rate) - span(burst, rate)
+      if allow > wait then wait, slowest = allow, i end
+    end
+  end
+  if (maxWait > 0 and wait > maxWait) or (background and wait > 0) then
+    -- Too long, or a background request, which never books ahead.
+    return {2, slowest - 1, wait, 0}
+  end
+  -- A key named twice is one scope: later reservations see earlier ones.
+  local cur = {}
+  for i = 1, n do
+    local key = KEYS[2 * i - 1]
+    if rates[i] then
+      local tat, floor = cur[key] or t[i], wait
+      if bursts[i] < 1 then floor = wait + span(bursts[i], rates[i]) - span(1, rates[i]) end
+      if not tat or tat < floor then tat = floor end
+      tat = tat + span(cost[i], rates[i])
+      cur[key] = tat
+      save(key, {'t', abs(tat)}, x[i], b[i], g[i], tat, u[i])
+    end
+  end
+  if wait > 0 then return {2, slowest - 1, wait, 1} end
+end
+
+if lease ~= '0' then
+  local exp = nowS * 1000000 + math.ceil((nowNs + leaseTTL) / 1000)
+  local ms = math.ceil(leaseTTL / 1e6) + SLACK
+  for i = 1, n do
+    if limit[i] > 0 or gap[i] > 0 then
+      local lk = KEYS[2 * i]
+      if limit[i] <= 0 then
+        -- Leases of processes that died go when they expire (scopes with
+        -- a limit were swept above).
+        redis.call('ZREMRANGEBYSCORE', lk, '-inf', nowUs)
+      end
+      redis.call('ZADD', lk, exp, lease)
+      -- The set outlives its latest lease by SLACK/2 to SLACK.
+      if redis.call('PTTL', lk) < ms - SLACK / 2 then redis.call('PEXPIRE', lk, ms) end
+    end
+  end
+end
+return {0, 0, 0, 0}

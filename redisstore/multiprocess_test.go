@@ -1,0 +1,171 @@
+package redisstore_test
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/profile"
+	"github.com/heedhttp/heed/redisstore"
+	"github.com/heedhttp/heed/redisstore/redistest"
+	"github.com/heedhttp/heed/sim"
+)
+
+// The worker side of TestProcessesShareOneAllowance: when the test binary
+// is started with HEED_WORKER set, this test is the worker process.
+func TestWorkerProcess(t *testing.T) {
+	id := os.Getenv("HEED_WORKER")
+	if id == "" {
+		t.Skip("runs only as a worker process of TestProcessesShareOneAllowance")
+	}
+	if err := runWorker(id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runWorker sends reads and unique comment writes to the sim for the
+// configured time, through a Transport whose store is Redis (or memory, for
+// the control run), from several goroutines.
+func runWorker(id string) error {
+	simURL, runFor := os.Getenv("HEED_SIM"), os.Getenv("HEED_FOR")
+	d, err := time.ParseDuration(runFor)
+	if err != nil {
+		return err
+	}
+	tr := &heed.Transport{Base: &http.Transport{MaxIdleConnsPerHost: 16}, Profile: profile.Jira(), MaxWait: 10 * time.Second}
+	if url := os.Getenv("HEED_REDIS"); url != "" {
+		opt, err := redis.ParseURL(url)
+		if err != nil {
+			return err
+		}
+		opt.ContextTimeoutEnabled = true
+		rdb := redis.NewClient(opt)
+		defer rdb.Close()
+		tr.Store = redisstore.New(rdb, redisstore.Config{Prefix: os.Getenv("HEED_PREFIX"), Timeout: time.Second})
+	}
+	client := &http.Client{Transport: tr}
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(deadline); i++ {
+				method, path, body := http.MethodGet, fmt.Sprintf("/rest/api/3/issue/PROJ-%d", 1000+i), ""
+				if i%5 == 4 {
+					method, path = http.MethodPost, fmt.Sprintf("/rest/api/3/issue/PROJ-%d/comment", w+1)
+					body = fmt.Sprintf(`{"body":"worker %s.%d comment %d"}`, id, w, i)
+				}
+				req, _ := http.NewRequest(method, simURL+path, strings.NewReader(body))
+				req.Header.Set("X-Sim-Client", "worker-"+id)
+				resp, err := client.Do(req)
+				if err != nil {
+					continue // a wait past MaxWait: go on with the next
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// Several OS processes sharing one Redis behave as one client of a shared
+// allowance (seed 001's last test, R12, R25): from the simulator's ground
+// truth, the aggregate rate stays within the limit, 429s are rare, nothing
+// is sent into a block the server mandated, and no write is duplicated.
+// A control run of the same processes with private memory stores shows
+// that the test can tell the difference.
+func TestProcessesShareOneAllowance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts OS processes and runs in real time")
+	}
+	const (
+		procs   = 4
+		runFor  = 6 * time.Second
+		perSec  = 10.0 // the burst limit per endpoint: Jira's 100/s scaled by 0.1
+		scaleBy = 0.1
+	)
+	rs := redistest.Start(t)
+
+	run := func(t *testing.T, redisURL string) sim.Truth {
+		// Jira's burst and per-issue limits, scaled down; its hourly quotas
+		// would only slow every run to a crawl.
+		var limits []sim.Limit
+		for _, l := range sim.DefaultLimits(sim.Jira) {
+			if l.Name == sim.JiraBurst || l.Name == sim.JiraPerIssue || l.Name == sim.JiraPerIssueLong {
+				limits = append(limits, l)
+			}
+		}
+		srv := sim.New(sim.Config{Profile: sim.Jira, Limits: limits, Scale: scaleBy})
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		prefix := redistest.Prefix(t)
+		var wg sync.WaitGroup
+		for p := range procs {
+			wg.Go(func() {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
+				cmd.Env = append(os.Environ(),
+					"HEED_WORKER="+strconv.Itoa(p), "HEED_SIM="+hs.URL, "HEED_FOR="+runFor.String(),
+					"HEED_REDIS="+redisURL, "HEED_PREFIX="+prefix)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("worker %d: %v\n%s", p, err, out)
+				}
+			})
+		}
+		wg.Wait()
+		return srv.Truth()
+	}
+
+	t.Run("shared redis", func(t *testing.T) {
+		truth := run(t, rs.URL)
+		report(t, truth)
+		if truth.Requests < 40 {
+			t.Fatalf("only %d requests reached the sim", truth.Requests)
+		}
+		// A few 429s may meet the very first requests, sent before any
+		// process has heard what the limit is.
+		if share := float64(truth.Rejected) / float64(truth.Requests); share > 0.05 {
+			t.Errorf("%.1f%% of requests were answered 429, want at most 5%%", 100*share)
+		}
+		if truth.SentWhileBlocked != 0 || truth.Duplicates != 0 {
+			t.Errorf("%d sent while blocked and %d duplicate writes, want none", truth.SentWhileBlocked, truth.Duplicates)
+		}
+		elapsed := truth.Now.Sub(truth.Start).Seconds()
+		for _, sc := range truth.Scopes {
+			if sc.Limit != sim.JiraBurst {
+				continue
+			}
+			// A token bucket may pass its whole burst once, then its rate.
+			if offered, most := float64(sc.Requests), sc.Quota+sc.Quota/sc.Window.Seconds()*elapsed*1.05; offered > most {
+				t.Errorf("%s: %0.f requests offered in %.1fs, over the %.0f the limit allows", sc.Key, offered, elapsed, most)
+			}
+		}
+	})
+	t.Run("control: private memory stores", func(t *testing.T) {
+		truth := run(t, "")
+		report(t, truth)
+		if share := float64(truth.Rejected) / float64(truth.Requests); share < 0.05 {
+			t.Errorf("only %.1f%% answered 429 without a shared store; the test cannot tell sharing apart", 100*share)
+		}
+	})
+}
+
+func report(t *testing.T, truth sim.Truth) {
+	t.Helper()
+	t.Logf("requests %d, accepted %d, rejected %d %v, sent while blocked %d, duplicates %d",
+		truth.Requests, truth.Accepted, truth.Rejected, truth.Reasons, truth.SentWhileBlocked, truth.Duplicates)
+	for _, c := range truth.Clients {
+		t.Logf("  %s: %d requests, %d rejected", c.Name, c.Requests, c.Rejected)
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package redistest
+
+import "os"
+
+func stopSignal() os.Signal { return nil }
+func contSignal() os.Signal { return nil }

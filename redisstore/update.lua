@@ -1,0 +1,89 @@
+-- update.lua: what a response taught, applied at once, as
+-- heed.MemoryStore.Update applies it.
+--
+-- KEYS: the state hash of each block's scope, then of each rate's scope,
+--    then of each charge's scope.
+-- A: now_s now_ns nblocks nrates, then per block: duration in nanoseconds
+--    (> 0), then per rate: rate factor add default min max burst ttl (ttl
+--    in nanoseconds), then per charge: cost.
+
+local nb, nr = num(3), num(4)
+local j = 5
+
+for i = 1, nb do
+  local sk = KEYS[i]
+  local d = num(j)
+  j = j + 1
+  local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'x')
+  local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
+  -- Blocks merge by maximum: a shorter block never shortens a longer one.
+  if not b or d > b then
+    b = d
+    save(sk, {'b', abs(b)}, rel(h[5]), b, g, t, u)
+  end
+end
+
+for i = nb + 1, nb + nr do
+  local sk = KEYS[i]
+  local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'r', 'k', 'x')
+  local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
+  local cur = 0
+  if u and u > 0 then cur = tonumber(h[5]) or 0 end
+  local rate, factor, add, def = num(j), num(j + 1), num(j + 2), num(j + 3)
+  local lo, hi, burst, ttl = num(j + 4), num(j + 5), num(j + 6), num(j + 7)
+  j = j + 8
+  -- heed.RateUpdate.Apply
+  local v = rate
+  if not (v > 0) then
+    v = cur
+    if not (v > 0) then v = def end
+    if factor > 0 then v = v * factor end
+    v = v + add
+  end
+  if hi > 0 and v > hi then v = hi end
+  if lo > 0 and v < lo then v = lo end
+  if v ~= v then v = 0 end
+  u = ttl
+  local fields = {'r', string.format('%.17g', v), 'k', string.format('%.17g', burst), 'u', abs(u)}
+  local old = cur -- cmp.Or(cur, Default)
+  if old == 0 then old = def end
+  if old > 0 and v > old and t and t > 0 then
+    -- The pacing debt is held as time at the old rate: carry it over in
+    -- units, so that a faster rate takes effect at once.
+    t = math.floor(t * old / v)
+    fields[7], fields[8] = 't', abs(t)
+  end
+  if cur > 0 and v > 0 and burst < (tonumber(h[6]) or 0) and t then
+    -- limiter.Pace.Forgive: debt borrowed against a larger learned burst
+    -- than the new one is forgiven.
+    local bb = burst
+    if not (bb > 0) then bb = 1 end
+    local limit = span(bb, v)
+    if t > limit then
+      t = limit
+      fields[7], fields[8] = 't', abs(t)
+    end
+  end
+  save(sk, fields, rel(h[7]), b, g, t, u)
+end
+
+for i = nb + nr + 1, #KEYS do
+  local sk = KEYS[i]
+  local c = num(j)
+  j = j + 1
+  local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'r', 'x')
+  local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
+  local rate = tonumber(h[5])
+  -- limiter.Charge, at the learned rate only.
+  if rate and rate > 0 and u and u > 0 and c ~= 0 then
+    if c > 0 then
+      if not t or t < 0 then t = 0 end
+      t = t + span(c, rate)
+    else
+      if t then t = t - span(-c, rate) end
+      if not t or t < 0 then t = 0 end
+    end
+    save(sk, {'t', abs(t)}, rel(h[6]), b, g, t, u)
+  end
+end
+return 0
