@@ -54,6 +54,10 @@ const (
 	maxLearned = 4096 // entries of each learner map before it is cleared
 )
 
+// observations recycles parsed responses: with them, learning from a
+// typical response allocates nothing.
+var observations = sync.Pool{New: func() any { return new(header.Observation) }}
+
 // learner is what a Transport remembers locally about limits: which limit
 // scopes each endpoint falls under, and AIMD state. Rates themselves live in
 // the Store, shared.
@@ -201,11 +205,16 @@ func (t *Transport) target() float64 {
 func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, resp *http.Response, attempt int, sentAt time.Time) (retry bool, delay time.Duration) {
 	now := time.Now()
 	body := peekBody(resp)
-	obs := header.Parse(resp.StatusCode, resp.Header, body, now)
+	obs := observations.Get().(*header.Observation)
+	defer func() {
+		obs.Reset()
+		observations.Put(obs)
+	}()
+	header.ParseInto(obs, resp.StatusCode, resp.Header, body, now)
 
 	var u Update
 	var blocks []BlockEvent
-	advertised := t.learnLimits(r, &obs, now, &u, &blocks)
+	advertised := t.learnLimits(r, obs, now, &u, &blocks)
 
 	if obs.Throttled {
 		serverWait, hasWait := obs.RetryAfter, obs.HasRetryAfter

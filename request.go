@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/heedhttp/heed/header"
 )
@@ -19,6 +20,10 @@ type request struct {
 	method   string
 	canRetry bool
 }
+
+// requests recycles classifications; a request is put back when its
+// RoundTrip returns, and nothing keeps a reference to it.
+var requests = sync.Pool{New: func() any { return new(request) }}
 
 // Scope keys. The tenant's key is its name; the endpoint's is the tenant,
 // a space, and the endpoint template; a resource's is the tenant and
@@ -38,7 +43,8 @@ const (
 
 func (t *Transport) classify(req *http.Request) *request {
 	p := t.Profile
-	r := &request{ctx: req.Context(), method: req.Method}
+	r := requests.Get().(*request)
+	*r = request{ctx: req.Context(), method: req.Method}
 
 	// One string holds the tenant and endpoint keys: the tenant's is a
 	// prefix of the endpoint's.

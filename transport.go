@@ -237,6 +237,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	ctx := req.Context()
 	r := t.classify(req)
+	defer func() {
+		*r = request{} // drop the references it holds before recycling it
+		requests.Put(r)
+	}()
 	sent := false // once the body went to Base, Base closes it
 	for attempt := 0; ; attempt++ {
 		lease, err := t.admit(ctx, req, r)

@@ -1,0 +1,38 @@
+package heed_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/heedhttp/heed"
+)
+
+// The hot paths stay cheap: a memory-store admission and release allocate
+// nothing, and the Transport adds at most a few allocations per request.
+func TestHotPathAllocations(t *testing.T) {
+	if testing.CoverMode() != "" || raceEnabled {
+		t.Skip("coverage counters and the race detector change allocation counts")
+	}
+	s := heed.NewMemoryStore()
+	a := &heed.Admission{Scopes: []heed.ScopeAdmit{
+		{Key: "global"},
+		{Key: "https://acme.atlassian.net", Limit: 1 << 20},
+		{Key: "https://acme.atlassian.net GET /rest/api/3/issue/{id}", Rate: 1e12, Burst: 1e12},
+	}}
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(1000, func() {
+		d, _ := s.Admit(ctx, a)
+		_ = s.Release(ctx, a, d.Lease)
+	}); n != 0 {
+		t.Errorf("MemoryStore Admit+Release allocates %v times, want 0", n)
+	}
+
+	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody}
+	base := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
+	tr := &heed.Transport{Base: base, Concurrency: -1, Profile: &heed.Profile{Rate: func(string) float64 { return 1e12 }}}
+	req, _ := http.NewRequest(http.MethodGet, "https://acme.atlassian.net/rest/api/3/issue/PROJ-1", nil)
+	if n := testing.AllocsPerRun(1000, func() { _, _ = tr.RoundTrip(req) }); n > 3 {
+		t.Errorf("Transport.RoundTrip allocates %v times per request, want at most 3", n)
+	}
+}

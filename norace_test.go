@@ -1,0 +1,5 @@
+//go:build !race
+
+package heed_test
+
+const raceEnabled = false
