@@ -46,7 +46,7 @@ func FuzzTransportHostileHeaders(f *testing.F) {
 		h.Add(k1, v1)
 		h.Add(k2, v2)
 		s := &heedtest.Script{Responses: []heedtest.Response{{Status: status, Header: h}}, Repeat: true}
-		tr := &heed.Transport{Base: s, Profile: profile.Jira(), MaxWait: 50 * time.Millisecond, BackoffBase: time.Millisecond, BackoffMax: 2 * time.Millisecond}
+		tr := &heed.Transport{Base: s, Profile: profile.Jira(), MaxWait: 5 * time.Millisecond, BackoffBase: time.Millisecond, BackoffMax: 2 * time.Millisecond}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		for _, method := range []string{http.MethodGet, http.MethodPost} {
