@@ -53,7 +53,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scale := fs.Float64("scale", 0, "multiply every limit by this; 0 means 0.1 for jira and 1 otherwise")
 	seed := fs.Int64("seed", 1, "seed of the workload and the simulator")
 	latency := fs.Duration("latency", 20*time.Millisecond, "time the simulated server takes per response")
-	quotas := fs.Bool("quotas", false, "jira: keep the hourly tenant and global quotas (scaled), which the default run never exhausts")
+	quotas := fs.Bool("quotas", true, "jira: keep the hourly tenant and global quotas (scaled); -quotas=false leaves them out")
 	maxTime := fs.Duration("max-time", 0, "stop a client after this long; 0 means twice the ideal time")
 	svg := fs.String("svg", "heed-demo.svg", "where to write the chart; empty for none")
 	if err := fs.Parse(args); err != nil {
@@ -229,7 +229,7 @@ func describeLimits(cfg *demoConfig) string {
 		if cfg.quotas {
 			return d + fmt.Sprintf("; quotas of %g points per hour per tenant and %g for all", max(1, 10000*s), max(1, 65000*s))
 		}
-		return d + " (hourly quotas left out: -quotas keeps them)"
+		return d + " (hourly quotas left out)"
 	case sim.Silent:
 		return fmt.Sprintf("a silent server (bare 429s, no headers) allowing %g requests/s per tenant", max(1, 10*s))
 	}
