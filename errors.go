@@ -53,7 +53,7 @@ func (e *LimitedError) Is(target error) bool { return target == ErrLimited }
 // Unwrap returns the underlying cause.
 func (e *LimitedError) Unwrap() error { return e.Err }
 
-// ErrNotRewindable reports a request whose body cannot be sent again
-// because it has no GetBody. heed returns such a request's response instead
-// of retrying it; the error names the cause in logs and events.
+// ErrNotRewindable reports that a request's body could not be produced
+// again for a retry: its GetBody failed. (A request with no GetBody at all
+// is simply not retried: its response is returned.)
 var ErrNotRewindable = errors.New("heed: request body cannot be rewound")

@@ -256,7 +256,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if req.Body != nil && req.Body != http.NoBody {
 				if out.Body, err = req.GetBody(); err != nil {
 					t.release(r, lease)
-					return nil, fmt.Errorf("heed: rewind body: %w", err)
+					return nil, fmt.Errorf("%w: GetBody: %w", ErrNotRewindable, err)
 				}
 			}
 		}

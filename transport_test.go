@@ -741,3 +741,18 @@ func TestRetryDrainsBodyAndReportsEvents(t *testing.T) {
 		}
 	})
 }
+
+// A GetBody that fails on a retry ends the request with ErrNotRewindable;
+// nothing is sent a second time.
+func TestFailingGetBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Responses: []heedtest.Response{burst429(), ok()}}
+		tr := &heed.Transport{Base: s}
+		req, _ := http.NewRequest(http.MethodPut, jira+"/rest/api/3/issue/X-1", strings.NewReader("data"))
+		req.GetBody = func() (io.ReadCloser, error) { return nil, errors.New("gone") }
+		resp, err := tr.RoundTrip(req)
+		if resp != nil || !errors.Is(err, heed.ErrNotRewindable) || s.Count() != 1 {
+			t.Errorf("RoundTrip = %v, %v after %d sends; want ErrNotRewindable after one", resp, err, s.Count())
+		}
+	})
+}
