@@ -65,9 +65,34 @@ type learner struct {
 	mu   sync.Mutex
 	subs map[subsKey][]subScope // endpoint, or tenant and kind -> limit scopes learned
 	aimd map[string]*aimdState  // AIMD scope key -> AIMD state
+	// told holds the rates this Transport last set in the store.
+	told map[string]toldRate
 	// bare holds, per tenant, the last bare 429 (one naming no limit), to
 	// tell a tenant-wide unknown limit from per-endpoint ones.
 	bare map[string]*bareState
+}
+
+type toldRate struct {
+	rate, burst float64
+	at          time.Time
+	ttl         time.Duration
+}
+
+// unchanged reports whether setting ru at now would only repeat, within
+// 1%, a rate this Transport set for the same scope less than a quarter of
+// its TTL ago; otherwise it records ru as told.
+func (l *learner) unchanged(ru RateUpdate, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if prev, ok := l.told[ru.Key]; ok && prev.burst == ru.Burst && now.Sub(prev.at) < prev.ttl/4 &&
+		math.Abs(ru.Rate-prev.rate) <= 0.01*prev.rate {
+		return true
+	}
+	if l.told == nil || len(l.told) >= maxLearned {
+		l.told = make(map[string]toldRate)
+	}
+	l.told[ru.Key] = toldRate{rate: ru.Rate, burst: ru.Burst, at: now, ttl: ru.TTL}
+	return false
 }
 
 type bareState struct {
@@ -347,6 +372,11 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 		}
 		mergeRate(u, first, RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
 	}
+	// Leave out rates that only repeat what this Transport told the store
+	// a moment ago: with a Redis store each update is a round trip.
+	u.Rates = append(u.Rates[:first], slices.DeleteFunc(u.Rates[first:], func(ru RateUpdate) bool {
+		return t.learner.unchanged(ru, now)
+	})...)
 	return advertised
 }
 

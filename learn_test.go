@@ -312,3 +312,42 @@ func TestQuotaPacingSpendsTheWindowWithoutRunningOut(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// countingStore counts a Store's calls.
+type countingStore struct {
+	heed.Store
+	admits, releases, updates atomic.Int32
+}
+
+func (c *countingStore) Admit(ctx context.Context, a *heed.Admission) (heed.Decision, error) {
+	c.admits.Add(1)
+	return c.Store.Admit(ctx, a)
+}
+
+func (c *countingStore) Release(ctx context.Context, a *heed.Admission, l heed.Lease) error {
+	c.releases.Add(1)
+	return c.Store.Release(ctx, a, l)
+}
+
+func (c *countingStore) Update(ctx context.Context, u *heed.Update) error {
+	c.updates.Add(1)
+	return c.Store.Update(ctx, u)
+}
+
+// Learning costs few store calls: a response that repeats what the store
+// already holds (Jira's RateLimit-Policy on every response) sends no
+// update, so a Redis store sees about two round trips per request.
+func TestLearningSendsFewUpdates(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.New(sim.Config{Profile: sim.Jira, Scale: 0.1, Latency: 20 * time.Millisecond})
+		store := &countingStore{Store: heed.NewMemoryStore()}
+		tr := &heed.Transport{Base: srv.RoundTripper(), Store: store, Profile: profile.Jira()}
+		for i := range 300 {
+			get(t, tr, fmt.Sprintf("https://acme.atlassian.net/rest/api/3/issue/PROJ-%d", i+1000))
+		}
+		t.Logf("300 requests: %d admits, %d releases, %d updates", store.admits.Load(), store.releases.Load(), store.updates.Load())
+		if n := store.updates.Load(); n > 30 {
+			t.Errorf("%d store updates for 300 requests, want at most one in ten", n)
+		}
+	})
+}
