@@ -63,20 +63,6 @@ func DefaultRate(method string) float64 {
 	}
 }
 
-func (p *Profile) tenant(r *http.Request) string {
-	if p != nil && p.Tenant != nil {
-		return p.Tenant(r)
-	}
-	return r.URL.Scheme + "://" + r.URL.Host
-}
-
-func (p *Profile) endpoint(method, path string) string {
-	if p != nil && p.Endpoint != nil {
-		return p.Endpoint(method, path)
-	}
-	return EndpointKey(method, path)
-}
-
 func (p *Profile) writeKey(r *http.Request) string {
 	if p == nil || p.WriteKey == nil || !isWrite(r.Method) {
 		return ""

@@ -43,12 +43,15 @@ func (c *client) do(method, url, body string, header ...string) result {
 	}
 	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
-		c.t.Fatalf("RoundTrip(%s %s) error %v", method, url, err)
+		// Errorf, not Fatalf: do may run on a goroutine of the test.
+		c.t.Errorf("RoundTrip(%s %s) error %v", method, url, err)
+		return result{}
 	}
 	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
-		c.t.Fatal(err)
+		c.t.Error(err)
+		return result{}
 	}
 	return result{resp.StatusCode, resp.Header, string(b)}
 }
