@@ -36,7 +36,8 @@ func (c *client) do(method, url, body string, header ...string) result {
 	}
 	req, err := http.NewRequest(method, url, r)
 	if err != nil {
-		c.t.Fatal(err)
+		c.t.Error(err)
+		return result{}
 	}
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
