@@ -263,11 +263,15 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sent = true
 		sentAt := time.Now()
 		resp, err := t.base().RoundTrip(out)
-		t.release(r, lease)
 		if err != nil {
+			t.release(r, lease)
 			return nil, err
 		}
+		// Learn before releasing: a caller waiting for this request's
+		// slot (a write to the same issue, say) must find the block or the
+		// exhausted quota this response reports, not slip in before it.
 		retry, delay := t.learn(ctx, req, r, resp, attempt, sentAt)
+		t.release(r, lease)
 		if !retry {
 			return resp, nil
 		}
