@@ -9,7 +9,7 @@ import (
 // The core packages import only the standard library, so that a user of
 // the Transport pulls in no Redis or Prometheus client.
 func TestCoreImportsOnlyStandardLibrary(t *testing.T) {
-	for _, pkg := range []string{".", "./header", "./limiter", "./heedtest", "./profile"} {
+	for _, pkg := range []string{".", "./header", "./limiter", "./breaker", "./heedtest", "./profile"} {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
 		if err != nil {
 			t.Fatalf("go list %s: %v", pkg, err)

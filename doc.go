@@ -15,7 +15,8 @@
 //   - admit: wait until no scope is blocked, take one of the tenant's
 //     concurrency slots, wait for the resource's write gap, and reserve
 //     pacing in every scope; all in one atomic [Store] call.
-//   - send: through [Transport.Base].
+//   - send: through [Transport.Base], behind a circuit breaker per tenant
+//     when [Transport.Breaker] is set.
 //   - learn: advertised limits (every dialect package header reads) set
 //     each scope's pace to [Transport.Target] of the steady-state rate and
 //     spread what is left of a quota over its window; an exhausted quota

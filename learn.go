@@ -226,8 +226,9 @@ func (t *Transport) target() float64 {
 }
 
 // learn records what resp says about limits and decides whether to retry
-// the request, and after how long.
-func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, resp *http.Response, attempt int, sentAt time.Time) (retry bool, delay time.Duration) {
+// the request, and after how long. It also reports whether resp was a
+// throttle, which a circuit breaker must not count as a failure.
+func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, resp *http.Response, attempt int, sentAt time.Time) (retry bool, delay time.Duration, throttled bool) {
 	now := time.Now()
 	body := peekBody(resp)
 	obs := observations.Get().(*header.Observation)
@@ -297,7 +298,7 @@ func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, re
 			}
 		}
 	}
-	return retry, delay
+	return retry, delay, obs.Throttled
 }
 
 // learnLimits turns the limits a response advertises into pacing: a

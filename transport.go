@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/heedhttp/heed/breaker"
 )
 
 // Defaults of a [Transport] whose fields are zero.
@@ -110,6 +112,13 @@ type Transport struct {
 	// Zero means DefaultReserve; negative means none.
 	Reserve float64
 
+	// Breaker, when set, puts a circuit breaker per tenant in front of
+	// Base: transport errors and 5xx responses (not 429s, nor 503s with a
+	// wait) count as failures, and while a tenant's breaker is open its
+	// requests fail at once with a *breaker.OpenError. Nil means no
+	// breaker. Breakers live in this Transport, not in the Store.
+	Breaker *breaker.Settings
+
 	// Rand supplies jitter. Nil means the math/rand/v2 global source.
 	// A Rand is not safe for concurrent use; the Transport locks it.
 	Rand *rand.Rand
@@ -128,6 +137,9 @@ type Transport struct {
 	mem      *MemoryStore
 	learner  learner
 	randMu   sync.Mutex
+
+	brMu     sync.Mutex
+	breakers map[string]*breaker.Breaker
 
 	relMu    sync.Mutex
 	released chan struct{} // closed and replaced at each release
@@ -260,18 +272,39 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				}
 			}
 		}
+		var done func(failed bool, at time.Time)
+		if br := t.breakerFor(r.tenant); br != nil {
+			if done, err = br.Allow(time.Now()); err != nil {
+				t.release(r, lease)
+				if !sent {
+					closeBody(req)
+				}
+				if out != req {
+					closeBody(out)
+				}
+				return nil, err
+			}
+		}
 		sent = true
 		sentAt := time.Now()
 		resp, err := t.base().RoundTrip(out)
 		if err != nil {
 			t.release(r, lease)
+			if done != nil {
+				done(true, time.Now())
+			}
 			return nil, err
 		}
 		// Learn before releasing: a caller waiting for this request's
 		// slot (a write to the same issue, say) must find the block or the
 		// exhausted quota this response reports, not slip in before it.
-		retry, delay := t.learn(ctx, req, r, resp, attempt, sentAt)
+		retry, delay, throttled := t.learn(ctx, req, r, resp, attempt, sentAt)
 		t.release(r, lease)
+		if done != nil {
+			// A 429 (or a 503 with a wait) means the server is healthy and
+			// enforcing its limits: only other 5xx count as failures.
+			done(resp.StatusCode >= 500 && !throttled, time.Now())
+		}
 		if !retry {
 			return resp, nil
 		}
@@ -289,6 +322,34 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// breakerFor returns the tenant's circuit breaker, or nil when the
+// Transport has none. The map is bounded: when it is full, closed breakers
+// (which hold nothing worth keeping) are dropped.
+func (t *Transport) breakerFor(tenant string) *breaker.Breaker {
+	if t.Breaker == nil {
+		return nil
+	}
+	t.brMu.Lock()
+	defer t.brMu.Unlock()
+	if b := t.breakers[tenant]; b != nil {
+		return b
+	}
+	if t.breakers == nil {
+		t.breakers = make(map[string]*breaker.Breaker)
+	}
+	if len(t.breakers) >= maxLearned {
+		now := time.Now()
+		for k, b := range t.breakers {
+			if b.State(now) == breaker.Closed {
+				delete(t.breakers, k)
+			}
+		}
+	}
+	b := &breaker.Breaker{Name: tenant, Settings: *t.Breaker}
+	t.breakers[tenant] = b
+	return b
 }
 
 // admit waits until the store admits the request, and returns its lease.
