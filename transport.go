@@ -3,6 +3,7 @@ package heed
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -132,6 +133,9 @@ type Transport struct {
 	OnLimited func(LimitedEvent)
 	OnRetry   func(RetryEvent)
 	OnBlock   func(BlockEvent)
+	// OnBreaker is called when a tenant's open circuit breaker refuses a
+	// request. Nil means no call.
+	OnBreaker func(BreakerEvent)
 
 	initOnce sync.Once
 	mem      *MemoryStore
@@ -169,6 +173,14 @@ type RetryEvent struct {
 	Attempt    int // the attempt about to be made, 1 for the first retry
 	StatusCode int
 	Delay      time.Duration
+}
+
+// BreakerEvent describes a request refused by its tenant's open circuit
+// breaker.
+type BreakerEvent struct {
+	Request    *http.Request
+	Tenant     string
+	RetryAfter time.Duration
 }
 
 // BlockEvent describes a scope being blocked.
@@ -276,6 +288,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if br := t.breakerFor(r.tenant); br != nil {
 			if done, err = br.Allow(time.Now()); err != nil {
 				t.release(r, lease)
+				if t.OnBreaker != nil {
+					ev := BreakerEvent{Request: req, Tenant: r.tenant}
+					if oe := (*breaker.OpenError)(nil); errors.As(err, &oe) {
+						ev.RetryAfter = oe.RetryAfter
+					}
+					t.OnBreaker(ev)
+				}
 				if !sent {
 					closeBody(req)
 				}
