@@ -5,6 +5,7 @@
 //	heed explain [-json] [-at RFC3339] < response.txt
 //	heed sim -profile jira -listen 127.0.0.1:8080
 //	heed demo
+//	heed proxy -upstream https://acme.atlassian.net -profile jira
 package main
 
 import (
@@ -42,6 +43,7 @@ const usage = `usage: heed <command> [flags]
 commands:
   demo      run heed against naive clients on a simulated API and compare
   explain   read an HTTP response head on stdin and show its rate limits
+  proxy     forward requests to one upstream API through heed, for any language
   sim       serve a simulated rate-limited API
 `
 
@@ -56,6 +58,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runDemo(ctx, rest, stdout, stderr)
 	case "explain":
 		return runExplain(ctx, rest, stdin, stdout, stderr)
+	case "proxy":
+		return runProxy(ctx, rest, stdout, stderr)
 	case "sim":
 		return runSim(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
