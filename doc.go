@@ -17,9 +17,10 @@
 //     pacing in every scope; all in one atomic [Store] call.
 //   - send: through [Transport.Base], behind a circuit breaker per tenant
 //     when [Transport.Breaker] is set.
-//   - learn: advertised limits (every dialect package header reads) set
-//     each scope's pace to [Transport.Target] of the steady-state rate and
-//     spread what is left of a quota over its window; an exhausted quota
+//   - learn: advertised limits (every dialect package header reads) pace
+//     their scope: a short window (a burst bucket) at [Transport.Target] of
+//     its steady rate, a long one (an hourly quota) by spreading what the
+//     server says is left over the rest of the window; an exhausted limit
 //     blocks its scope until the reset; with no advertised limit, 429s cut
 //     the endpoint's rate and quiet successes raise it (AIMD).
 //   - decide: a 429, or a 503 with a wait, blocks the scope the server named
