@@ -79,7 +79,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.init()
 	// A block fails at once instead of holding the client for its length.
 	r = r.WithContext(heed.WithFailFast(r.Context()))
+	if err := rewindable(r); err != nil {
+		http.Error(w, "heed proxy: reading the request body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	h.rp.ServeHTTP(w, r)
+}
+
+// maxRewindBody is the largest request body the proxy keeps so that heed
+// may send it again; larger bodies are streamed and never retried.
+const maxRewindBody = 1 << 20
+
+// rewindable reads a small request body into memory and gives r a GetBody,
+// so that the Transport may retry the request when it is safe to repeat.
+func rewindable(r *http.Request) error {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength < 0 || r.ContentLength > maxRewindBody {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRewindBody+1))
+	_ = r.Body.Close()
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return nil
 }
 
 // store keeps a copy of a successful GET's response in the cache.

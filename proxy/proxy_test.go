@@ -138,3 +138,28 @@ func TestCacheIsBounded(t *testing.T) {
 		}
 	})
 }
+
+// A request safe to repeat is retried through the proxy with its body
+// intact; a POST is not.
+func TestProxyRetriesWhatIsSafeWithItsBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Func: func(req *http.Request, n int) heedtest.Response {
+			if n%2 == 0 {
+				return heedtest.Response{Status: 429, Header: heedtest.Headers("Retry-After", "1", "RateLimit-Reason", "jira-burst-based")}
+			}
+			return heedtest.Response{Status: 200}
+		}}
+		h := &proxy.Handler{Upstream: upstream, Transport: &heed.Transport{Base: s, Profile: profile.Jira()}}
+		if rec := call(h, http.MethodPut, "/rest/api/3/issue/PROJ-1", ""); rec.Code != 200 {
+			t.Fatalf("PUT through the proxy: %d, want the retry's 200", rec.Code)
+		}
+		sent := s.Sent()
+		if len(sent) != 2 || sent[0].Body == "" || sent[1].Body != sent[0].Body {
+			t.Fatalf("upstream saw %d sends with bodies %q; want the same body twice", len(sent), []string{sent[0].Body})
+		}
+		time.Sleep(5 * time.Second)
+		if rec := call(h, http.MethodPost, "/rest/api/3/issue/PROJ-1/comment", ""); rec.Code != 429 || s.Count() != 3 {
+			t.Errorf("POST through the proxy: %d after %d sends, want its 429 after one send", rec.Code, s.Count()-2)
+		}
+	})
+}
