@@ -30,9 +30,11 @@ func TestHotPathAllocations(t *testing.T) {
 
 	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody}
 	base := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
-	tr := &heed.Transport{Base: base, Concurrency: -1, Profile: &heed.Profile{Rate: func(string) float64 { return 1e12 }}}
-	req, _ := http.NewRequest(http.MethodGet, "https://acme.atlassian.net/rest/api/3/issue/PROJ-1", nil)
-	if n := testing.AllocsPerRun(1000, func() { _, _ = tr.RoundTrip(req) }); n > 3 {
-		t.Errorf("Transport.RoundTrip allocates %v times per request, want at most 3", n)
+	for _, conc := range []int{-1, 0} { // no cap, and the default cap with its lease
+		tr := &heed.Transport{Base: base, Concurrency: conc, Profile: &heed.Profile{Rate: func(string) float64 { return 1e12 }}}
+		req, _ := http.NewRequest(http.MethodGet, "https://acme.atlassian.net/rest/api/3/issue/PROJ-1", nil)
+		if n := testing.AllocsPerRun(1000, func() { _, _ = tr.RoundTrip(req) }); n > 3 {
+			t.Errorf("Transport{Concurrency: %d}.RoundTrip allocates %v times per request, want at most 3", conc, n)
+		}
 	}
 }

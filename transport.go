@@ -146,7 +146,8 @@ type Transport struct {
 	breakers map[string]*breaker.Breaker
 
 	relMu    sync.Mutex
-	released chan struct{} // closed and replaced at each release
+	released chan struct{} // closed and replaced at a release that has waiters
+	waiters  int           // callers waiting on released
 }
 
 // WaitEvent describes a request waiting before it is sent.
@@ -437,7 +438,13 @@ func (t *Transport) sleep(ctx context.Context, d time.Duration, onRelease bool) 
 	if onRelease {
 		t.relMu.Lock()
 		rel = t.released
+		t.waiters++
 		t.relMu.Unlock()
+		defer func() {
+			t.relMu.Lock()
+			t.waiters--
+			t.relMu.Unlock()
+		}()
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -460,8 +467,10 @@ func (t *Transport) release(r *request, lease Lease) {
 		t.Logger.Warn("heed: release", slog.Any("err", err))
 	}
 	t.relMu.Lock()
-	close(t.released)
-	t.released = make(chan struct{})
+	if t.waiters > 0 {
+		close(t.released)
+		t.released = make(chan struct{})
+	}
 	t.relMu.Unlock()
 }
 
