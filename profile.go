@@ -127,7 +127,7 @@ func writeEndpointKey(b *strings.Builder, method, path string) {
 		} else {
 			j += i
 		}
-		if seg := path[i:j]; isID(seg) {
+		if seg := path[i:j]; IsID(seg) {
 			b.WriteString("{id}")
 		} else {
 			b.WriteString(seg)
@@ -139,9 +139,10 @@ func writeEndpointKey(b *strings.Builder, method, path string) {
 	}
 }
 
-// isID reports whether a path segment is an identifier: three or more
-// digits, an issue key like ABC-123, or a UUID.
-func isID(s string) bool {
+// IsID reports whether a path segment is an identifier, which [EndpointKey]
+// replaces with "{id}": three or more digits, an issue key like ABC-123, or
+// a UUID. Custom [Profile.Endpoint] and [Profile.WriteKey] funcs can use it.
+func IsID(s string) bool {
 	if len(s) >= 3 && allDigits(s) {
 		return true
 	}

@@ -42,35 +42,10 @@ func JiraIssueKey(path string) string {
 	if j := strings.IndexByte(rest, '/'); j >= 0 {
 		rest = rest[:j]
 	}
-	if !isIssueKey(rest) && !isNumber(rest) {
+	if !heed.IsID(rest) {
 		return ""
 	}
 	return rest
-}
-
-func isNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func isIssueKey(s string) bool {
-	dash := strings.LastIndexByte(s, '-')
-	if dash < 1 || !isNumber(s[dash+1:]) || s[0] < 'A' || s[0] > 'Z' {
-		return false
-	}
-	for i := 1; i < dash; i++ {
-		if c := s[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // GitHub returns the profile of the GitHub REST API: limits are per token
