@@ -346,7 +346,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // breakerFor returns the tenant's circuit breaker, or nil when the
 // Transport has none. The map is bounded: when it is full, closed breakers
-// (which hold nothing worth keeping) are dropped.
+// (which hold nothing worth keeping) are dropped, then others until it is
+// half full.
 func (t *Transport) breakerFor(tenant string) *breaker.Breaker {
 	if t.Breaker == nil {
 		return nil
@@ -365,6 +366,12 @@ func (t *Transport) breakerFor(tenant string) *breaker.Breaker {
 			if b.State(now) == breaker.Closed {
 				delete(t.breakers, k)
 			}
+		}
+		for k := range t.breakers { // still full: forget some open ones too
+			if len(t.breakers) < maxLearned/2 {
+				break
+			}
+			delete(t.breakers, k)
 		}
 	}
 	b := &breaker.Breaker{Name: tenant, Settings: *t.Breaker}
