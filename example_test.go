@@ -85,12 +85,3 @@ func ExampleMemoryStore() {
 	fmt.Println(resp.StatusCode, errors.Is(err, heed.ErrLimited))
 	// Output: 429 true
 }
-
-// Mark bulk work as background, so that it leaves room for requests a
-// person is waiting for.
-func ExampleWithPriority() {
-	ctx := heed.WithPriority(context.Background(), heed.Background)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "https://api.example/v1/export", nil)
-	fmt.Println(req.Context() == ctx)
-	// Output: true
-}
