@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -56,14 +55,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	quotas := fs.Bool("quotas", true, "jira: keep the hourly tenant and global quotas (scaled); -quotas=false leaves them out")
 	maxTime := fs.Duration("max-time", 0, "stop a client after this long; 0 means twice the ideal time")
 	svg := fs.String("svg", "heed-demo.svg", "where to write the chart; empty for none")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("demo: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("demo: unexpected argument %q", fs.Arg(0))
+	if done, err := parseFlags(fs, args); done || err != nil {
+		return err
 	}
 	p := sim.Profile(*profile)
 	switch p {

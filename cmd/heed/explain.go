@@ -32,14 +32,8 @@ func runExplain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		fmt.Fprintln(stderr, "usage: heed explain [-json] [-at RFC3339] < response.txt")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("explain: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("explain: unexpected argument %q; the response is read from stdin", fs.Arg(0))
+	if done, err := parseFlags(fs, args); done || err != nil {
+		return err
 	}
 	now := time.Now()
 	if *at != "" {

@@ -11,11 +11,15 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -69,4 +73,43 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, usage)
 		return usagef("unknown command %q", cmd)
 	}
+}
+
+// parseFlags parses a subcommand's flags. It reports done when -h printed
+// the usage and there is nothing more to do; a bad flag or a stray
+// argument is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) (done bool, err error) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return true, nil
+		}
+		return false, usagef("%s: %v", fs.Name(), err)
+	}
+	if fs.NArg() > 0 {
+		return false, usagef("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return false, nil
+}
+
+// serve runs srv on ln until ctx ends, then shuts it down, giving requests
+// in flight grace to finish before closing what is left.
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, grace time.Duration) error {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := srv.Shutdown(shutdown)
+	if err != nil {
+		srv.Close()
+	}
+	<-served
+	if err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,14 +48,8 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	concurrency := fs.Int("concurrency", heed.DefaultConcurrency, "requests in flight per tenant")
 	instances := fs.Int("instances", 1, "with Redis: proxies sharing it, for the budget each takes if Redis is down")
 	verbose := fs.Bool("v", false, "log each request answered locally")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("proxy: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("proxy: unexpected argument %q", fs.Arg(0))
+	if done, err := parseFlags(fs, args); done || err != nil {
+		return err
 	}
 	up, err := url.Parse(*upstreamFlag)
 	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
@@ -106,23 +99,10 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "heed proxy: http://%s -> %s (profile %s, store %s)\n", ln.Addr(), up, *profileName, storeName)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		return fmt.Errorf("proxy: serve: %w", err)
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err = srv.Shutdown(shutdown)
-	if err != nil {
-		srv.Close()
-	}
-	<-served
+	err = serve(ctx, srv, ln, 10*time.Second)
 	fmt.Fprintln(stdout, "heed proxy: stopped")
 	if err != nil {
-		return fmt.Errorf("proxy: shutdown: %w", err)
+		return fmt.Errorf("proxy: %w", err)
 	}
 	return nil
 }

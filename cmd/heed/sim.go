@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,14 +56,8 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return err
 	})
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usagef("sim: %v", err)
-	}
-	if fs.NArg() > 0 {
-		return usagef("sim: unexpected argument %q", fs.Arg(0))
+	if done, err := parseFlags(fs, args); done || err != nil {
+		return err
 	}
 	p := sim.Profile(*profile)
 	if !slices.Contains(sim.Profiles(), p) {
@@ -84,23 +77,10 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "heed sim: %s profile listening on http://%s\n", p, ln.Addr())
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-	case err := <-served:
-		return fmt.Errorf("sim: serve: %w", err)
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err = srv.Shutdown(shutdown)
-	if err != nil {
-		srv.Close() // requests still sleeping through a latency
-	}
-	<-served
+	err = serve(ctx, srv, ln, 5*time.Second)
 	writeSummary(stdout, s.Truth())
 	if err != nil {
-		return fmt.Errorf("sim: shutdown: %w", err)
+		return fmt.Errorf("sim: %w", err)
 	}
 	return nil
 }
