@@ -15,7 +15,7 @@ import (
 	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/profile"
 	"github.com/heedhttp/heed/sim"
-	"github.com/heedhttp/heed/workload"
+	"github.com/heedhttp/heed/internal/workload"
 )
 
 var write = flag.Bool("write", false, "write the goodput table to RESULTS-goodput.md")

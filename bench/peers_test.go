@@ -9,7 +9,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/heedhttp/heed"
-	"github.com/heedhttp/heed/workload"
+	"github.com/heedhttp/heed/internal/workload"
 )
 
 // Peers are the libraries heed's users would otherwise pick, each as a

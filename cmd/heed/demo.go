@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed/sim"
-	"github.com/heedhttp/heed/workload"
+	"github.com/heedhttp/heed/internal/workload"
 )
 
 const demoUsage = `usage: heed demo [flags]

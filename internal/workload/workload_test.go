@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed/sim"
-	"github.com/heedhttp/heed/workload"
+	"github.com/heedhttp/heed/internal/workload"
 )
 
 func TestItemsAreDeterministicAndWritesDistinct(t *testing.T) {
