@@ -10,6 +10,7 @@ import (
 
 	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/memstore"
 	"github.com/heedhttp/heed/profile"
 )
 
@@ -70,14 +71,14 @@ func ExampleJob() {
 
 // Share one store between Transports to make them one client: here one per
 // tenant, so that a global-quota 429 seen by one pauses both.
-func ExampleMemoryStore() {
-	store := heed.NewMemoryStore()
+func ExampleTransport_sharedStore() {
+	shared := memstore.New()
 	limited := &heedtest.Script{Responses: []heedtest.Response{{
 		Status: 429,
 		Header: heedtest.Headers("Retry-After", "600", "RateLimit-Reason", "jira-quota-global-based"),
 	}}}
-	acme := &http.Client{Transport: &heed.Transport{Base: limited, Store: store, Profile: profile.Jira()}}
-	globex := &http.Client{Transport: &heed.Transport{Base: &heedtest.Script{}, Store: store, Profile: profile.Jira(), FailFast: true}}
+	acme := &http.Client{Transport: &heed.Transport{Base: limited, Store: shared, Profile: profile.Jira()}}
+	globex := &http.Client{Transport: &heed.Transport{Base: &heedtest.Script{}, Store: shared, Profile: profile.Jira(), FailFast: true}}
 
 	resp, _ := acme.Get("https://acme.atlassian.net/rest/api/3/search")
 	resp.Body.Close()

@@ -17,14 +17,14 @@ func FuzzEndpointKey(f *testing.F) {
 		f.Add("GET", p)
 	}
 	f.Fuzz(func(t *testing.T, method, path string) {
-		k := heed.EndpointKey(method, path)
+		k := profile.EndpointKey(method, path)
 		if !strings.HasPrefix(k, method+" ") {
 			t.Fatalf("EndpointKey(%q, %q) = %q, want it to start with the method", method, path, k)
 		}
 		if strings.Contains(k, "?") && !strings.Contains(method, "?") {
 			t.Fatalf("EndpointKey(%q, %q) = %q kept the query", method, path, k)
 		}
-		if again := heed.EndpointKey(method, path); again != k {
+		if again := profile.EndpointKey(method, path); again != k {
 			t.Fatalf("EndpointKey is not deterministic: %q then %q", k, again)
 		}
 	})

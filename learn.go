@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed/header"
+	"github.com/heedhttp/heed/store"
 )
 
 // Defaults of learning.
@@ -81,7 +82,7 @@ type toldRate struct {
 // unchanged reports whether setting ru at now would only repeat, within
 // 1%, a rate this Transport set for the same scope less than a quarter of
 // its TTL ago; otherwise it records ru as told.
-func (l *learner) unchanged(ru RateUpdate, now time.Time) bool {
+func (l *learner) unchanged(ru store.RateUpdate, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if prev, ok := l.told[ru.Key]; ok && prev.burst == ru.Burst && now.Sub(prev.at) < prev.ttl/4 &&
@@ -238,7 +239,7 @@ func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, re
 	}()
 	header.ParseInto(obs, resp.StatusCode, resp.Header, body, now)
 
-	var u Update
+	var u store.Update
 	var blocks []BlockEvent
 	advertised := t.learnLimits(r, obs, now, &u, &blocks)
 
@@ -264,7 +265,7 @@ func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, re
 		}
 		// Block the scope even if this request is not retried: the limit
 		// holds for every other caller.
-		u.Blocks = append(u.Blocks, Block{Key: scope, For: delay})
+		u.Blocks = append(u.Blocks, store.Block{Key: scope, For: delay})
 		blocks = append(blocks, BlockEvent{Scope: scope, For: delay, Reason: obs.Reason})
 		if bare {
 			// The server says nothing of its limits: find them from 429s.
@@ -307,7 +308,7 @@ func (t *Transport) learn(ctx context.Context, req *http.Request, r *request, re
 // rest of it, slowing smoothly as it runs out; an exhausted limit blocks its
 // scope until the reset. Several limits on one scope all hold: the slowest
 // wins. It reports whether the response advertised any limit.
-func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Time, u *Update, blocks *[]BlockEvent) (advertised bool) {
+func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Time, u *store.Update, blocks *[]BlockEvent) (advertised bool) {
 	first := len(u.Rates)
 	for i := range obs.Limits {
 		l := &obs.Limits[i]
@@ -338,7 +339,7 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 				resetIn = min(resetIn, maxBlock)
 				if l.Exhausted() {
 					// Nothing left: stop until the window resets.
-					u.Blocks = append(u.Blocks, Block{Key: key, For: resetIn})
+					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn})
 					*blocks = append(*blocks, BlockEvent{Scope: key, For: resetIn, Reason: "quota exhausted"})
 					continue
 				}
@@ -371,11 +372,11 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 		if sub.key != "" {
 			t.learner.addSub(r.scopes[iEndpoint].Key, r.kind(), sub)
 		}
-		mergeRate(u, first, RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
+		mergeRate(u, first, store.RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
 	}
 	// Leave out rates that only repeat what this Transport told the store
 	// a moment ago: with a Redis store each update is a round trip.
-	u.Rates = append(u.Rates[:first], slices.DeleteFunc(u.Rates[first:], func(ru RateUpdate) bool {
+	u.Rates = append(u.Rates[:first], slices.DeleteFunc(u.Rates[first:], func(ru store.RateUpdate) bool {
 		return t.learner.unchanged(ru, now)
 	})...)
 	return advertised
@@ -383,7 +384,7 @@ func (t *Transport) learnLimits(r *request, obs *header.Observation, now time.Ti
 
 // mergeRate adds ru to u's rates, or, when a rate for its scope is already
 // there from this response, keeps the slower.
-func mergeRate(u *Update, from int, ru RateUpdate) {
+func mergeRate(u *store.Update, from int, ru store.RateUpdate) {
 	for i := from; i < len(u.Rates); i++ {
 		if have := &u.Rates[i]; have.Key == ru.Key {
 			if ru.Rate < have.Rate {
@@ -414,7 +415,7 @@ func (t *Transport) limitScope(r *request, l *header.Limit) (key string, sub sub
 		name = string(l.Unit)
 	}
 	if name == "" {
-		return r.scopeKey(t.Profile.unknownScope()), subScope{}
+		return r.scopeKey(t.Profile.BlockScope()), subScope{}
 	}
 	key = r.tenant + " limit:" + name
 	return key, subScope{key: key, units: units}
@@ -437,7 +438,7 @@ func (t *Transport) aimdScope(r *request) (key string, def float64) {
 
 // cutRate lowers the rate of the request's AIMD scope after a bare 429
 // (multiplicative decrease), once per event.
-func (t *Transport) cutRate(r *request, sentAt, now time.Time, u *Update) {
+func (t *Transport) cutRate(r *request, sentAt, now time.Time, u *store.Update) {
 	key, def := t.aimdScope(r)
 	if def <= 0 {
 		return
@@ -446,12 +447,12 @@ func (t *Transport) cutRate(r *request, sentAt, now time.Time, u *Update) {
 	if !ok {
 		return
 	}
-	u.Rates = append(u.Rates, RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdCeiling * def, Burst: 1, TTL: learnedTTL})
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdCeiling * def, Burst: 1, TTL: learnedTTL})
 }
 
 // raiseRate counts a quiet success and, every few, raises the rate of a
 // request's AIMD scope again (additive increase).
-func (t *Transport) raiseRate(r *request, u *Update) {
+func (t *Transport) raiseRate(r *request, u *store.Update) {
 	key, def := t.aimdScope(r)
 	if def <= 0 {
 		return
@@ -460,7 +461,7 @@ func (t *Transport) raiseRate(r *request, u *Update) {
 	if !ok {
 		return
 	}
-	u.Rates = append(u.Rates, RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: def, Min: aimdFloor, Max: aimdCeiling * def, Burst: 1, TTL: learnedTTL})
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: def, Min: aimdFloor, Max: aimdCeiling * def, Burst: 1, TTL: learnedTTL})
 }
 
 // absoluteReset reports whether a dialect states resets as instants on the
@@ -475,12 +476,12 @@ func absoluteReset(d header.Dialect) bool {
 
 // reconcile charges the difference between a request's estimated and real
 // cost to the token or point limits it was paced by.
-func (t *Transport) reconcile(r *request, resp *http.Response, u *Update) {
+func (t *Transport) reconcile(r *request, resp *http.Response, u *store.Update) {
 	p := t.Profile
 	if p == nil || p.Usage == nil {
 		return
 	}
-	var units []*ScopeAdmit
+	var units []*store.ScopeAdmit
 	for i := range r.adm.Scopes {
 		if r.adm.Scopes[i].Cost > 0 {
 			units = append(units, &r.adm.Scopes[i])
@@ -495,7 +496,7 @@ func (t *Transport) reconcile(r *request, resp *http.Response, u *Update) {
 	}
 	for _, sc := range units {
 		if d := actual - sc.Cost; d != 0 {
-			u.Charges = append(u.Charges, Charge{Key: sc.Key, Cost: d})
+			u.Charges = append(u.Charges, store.Charge{Key: sc.Key, Cost: d})
 		}
 	}
 }

@@ -13,8 +13,10 @@ import (
 
 	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/memstore"
 	"github.com/heedhttp/heed/profile"
 	"github.com/heedhttp/heed/sim"
+	"github.com/heedhttp/heed/store"
 )
 
 // hammer runs workers that send GETs through rt for d, each to
@@ -82,7 +84,7 @@ func TestLearnsAdvertisedLimit(t *testing.T) {
 func TestAIMDFindsAnUnknownLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := sim.New(sim.Config{Profile: sim.Silent, Latency: 20 * time.Millisecond}) // 10/s per tenant
-		store := heed.NewMemoryStore()
+		store := memstore.New()
 		tr := &heed.Transport{Base: srv.RoundTripper(), Store: store}
 		url := func(w, i int) string { return "https://api.test/v1/things" }
 		// Warm up: the default pace of 50/s is five times the limit.
@@ -130,7 +132,7 @@ func TestBackgroundCannotStarveInteractive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := sim.New(sim.Config{Profile: sim.Silent, Scale: 100}) // 1000/s: never the bottleneck
 		rate := func(string) float64 { return 10 }
-		tr := &heed.Transport{Base: s.RoundTripper(), Profile: &heed.Profile{Rate: rate}, Concurrency: -1}
+		tr := &heed.Transport{Base: s.RoundTripper(), Profile: &profile.Profile{Rate: rate}, Concurrency: -1}
 		url := func(w, i int) string { return "https://api.test/v1/things" }
 		var interactive atomic.Int32
 		var worst atomic.Int64
@@ -221,7 +223,7 @@ func TestTokenCostIsReconciled(t *testing.T) {
 		s := &heedtest.Script{Func: func(req *http.Request, n int) heedtest.Response {
 			return heedtest.Response{Status: 200, Header: h, Body: `{"usage":{"total_tokens":300}}`}
 		}}
-		store := heed.NewMemoryStore()
+		store := memstore.New()
 		tr := &heed.Transport{Base: s, Store: store, Profile: profile.OpenAI(), ClockSkew: -1}
 		body := `{"messages":[{"content":"hi"}],"max_tokens":10}` // estimated at 1+4+10 = 15 tokens
 		for range 2 {
@@ -315,21 +317,21 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 // countingStore counts a Store's calls.
 type countingStore struct {
-	heed.Store
+	store.Store
 	admits, releases, updates atomic.Int32
 }
 
-func (c *countingStore) Admit(ctx context.Context, a *heed.Admission) (heed.Decision, error) {
+func (c *countingStore) Admit(ctx context.Context, a *store.Admission) (store.Decision, error) {
 	c.admits.Add(1)
 	return c.Store.Admit(ctx, a)
 }
 
-func (c *countingStore) Release(ctx context.Context, a *heed.Admission, l heed.Lease) error {
+func (c *countingStore) Release(ctx context.Context, a *store.Admission, l store.Lease) error {
 	c.releases.Add(1)
 	return c.Store.Release(ctx, a, l)
 }
 
-func (c *countingStore) Update(ctx context.Context, u *heed.Update) error {
+func (c *countingStore) Update(ctx context.Context, u *store.Update) error {
 	c.updates.Add(1)
 	return c.Store.Update(ctx, u)
 }
@@ -340,7 +342,7 @@ func (c *countingStore) Update(ctx context.Context, u *heed.Update) error {
 func TestLearningSendsFewUpdates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		srv := sim.New(sim.Config{Profile: sim.Jira, Scale: 0.1, Latency: 20 * time.Millisecond})
-		store := &countingStore{Store: heed.NewMemoryStore()}
+		store := &countingStore{Store: memstore.New()}
 		tr := &heed.Transport{Base: srv.RoundTripper(), Store: store, Profile: profile.Jira()}
 		for i := range 300 {
 			get(t, tr, fmt.Sprintf("https://acme.atlassian.net/rest/api/3/issue/PROJ-%d", i+1000))

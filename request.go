@@ -7,13 +7,15 @@ import (
 	"sync"
 
 	"github.com/heedhttp/heed/header"
+	"github.com/heedhttp/heed/profile"
+	"github.com/heedhttp/heed/store"
 )
 
 // request is one RoundTrip's classification: its scopes and admission.
 type request struct {
 	ctx      context.Context
-	adm      Admission
-	scopes   [4 + maxSubScopes]ScopeAdmit
+	adm      store.Admission
+	scopes   [4 + maxSubScopes]store.ScopeAdmit
 	tenant   string
 	endpoint string // endpoint template, for logs
 	key      string // resource key of a write, or ""
@@ -49,41 +51,39 @@ func (t *Transport) classify(req *http.Request) *request {
 	// One string holds the tenant and endpoint keys: the tenant's is a
 	// prefix of the endpoint's.
 	var b strings.Builder
+	if p == nil || p.Tenant == nil {
+		b.Grow(len(req.URL.Scheme) + 3 + len(req.URL.Host) + 2 + len(req.Method) + len(req.URL.Path) + 8)
+	}
 	if p != nil && p.Tenant != nil {
 		b.WriteString(p.Tenant(req))
 	} else {
-		b.Grow(len(req.URL.Scheme) + 3 + len(req.URL.Host) + 2 + len(req.Method) + len(req.URL.Path) + 8)
 		b.WriteString(req.URL.Scheme)
 		b.WriteString("://")
 		b.WriteString(req.URL.Host)
 	}
 	nt := b.Len()
 	b.WriteByte(' ')
-	if p != nil && p.Endpoint != nil {
-		b.WriteString(p.Endpoint(req.Method, req.URL.Path))
-	} else {
-		writeEndpointKey(&b, req.Method, req.URL.Path)
-	}
+	p.WriteEndpoint(&b, req.Method, req.URL.Path)
 	keys := b.String()
 	r.tenant, r.endpoint = keys[:nt], keys[nt+1:]
-	r.key = p.writeKey(req)
+	r.key = p.ResourceOf(req)
 
 	conc := orDefault(t.Concurrency, DefaultConcurrency)
 	if conc < 0 {
 		conc = 0
 	}
-	rate := p.rate(req.Method)
-	r.scopes[iGlobal] = ScopeAdmit{Key: globalKey}
-	r.scopes[iTenant] = ScopeAdmit{Key: r.tenant, Limit: conc}
-	r.scopes[iEndpoint] = ScopeAdmit{Key: keys, Rate: rate, Burst: rate}
+	rate := p.RateOf(req.Method)
+	r.scopes[iGlobal] = store.ScopeAdmit{Key: globalKey}
+	r.scopes[iTenant] = store.ScopeAdmit{Key: r.tenant, Limit: conc}
+	r.scopes[iEndpoint] = store.ScopeAdmit{Key: keys, Rate: rate, Burst: rate}
 	n := 3
 	if r.key != "" {
-		r.scopes[iKey] = ScopeAdmit{Key: r.tenant + " key:" + r.key, Limit: 1, Gap: p.writeGap()}
+		r.scopes[iKey] = store.ScopeAdmit{Key: r.tenant + " key:" + r.key, Limit: 1, Gap: p.Gap()}
 		n = 4
 	}
 	opts := optionsFrom(req.Context())
 	for _, sub := range t.learner.subScopes(keys, r.kind()) {
-		sc := ScopeAdmit{Key: sub.key}
+		sc := store.ScopeAdmit{Key: sub.key}
 		if sub.units {
 			sc.Cost = t.cost(req, opts)
 		}
@@ -111,7 +111,7 @@ func (t *Transport) classify(req *http.Request) *request {
 // kind names the request's tenant and whether it reads or writes: new
 // endpoints inherit the limit scopes learned by others of their kind.
 func (r *request) kind() subsKey {
-	if isWrite(r.method) {
+	if profile.IsWrite(r.method) {
 		return subsKey{key: r.tenant, kind: 2}
 	}
 	return subsKey{key: r.tenant, kind: 1}
@@ -145,9 +145,9 @@ func (r *request) scopeKey(kind string) string {
 // blockScope returns the key of the scope a throttle with the given reason
 // scope blocks: the one the server named, or the profile's choice when it
 // named none.
-func (r *request) blockScope(reasonScope string, p *Profile) string {
+func (r *request) blockScope(reasonScope string, p *profile.Profile) string {
 	if reasonScope == "" {
-		reasonScope = p.unknownScope()
+		reasonScope = p.BlockScope()
 	}
 	return r.scopeKey(reasonScope)
 }

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed/breaker"
+	"github.com/heedhttp/heed/memstore"
+	"github.com/heedhttp/heed/profile"
+	"github.com/heedhttp/heed/store"
 )
 
 // Defaults of a [Transport] whose fields are zero.
@@ -71,10 +74,10 @@ type Transport struct {
 	Base http.RoundTripper
 	// Store holds the state shared by every caller. Nil means a private
 	// MemoryStore.
-	Store Store
+	Store store.Store
 	// Profile classifies requests for one provider. Nil means the generic
 	// profile (see [Profile]).
-	Profile *Profile
+	Profile *profile.Profile
 
 	// Concurrency caps the requests in flight per tenant. Zero means
 	// DefaultConcurrency; negative means no cap.
@@ -138,7 +141,7 @@ type Transport struct {
 	OnBreaker func(BreakerEvent)
 
 	initOnce sync.Once
-	mem      *MemoryStore
+	mem      *memstore.Store
 	learner  learner
 	randMu   sync.Mutex
 
@@ -153,7 +156,7 @@ type Transport struct {
 // WaitEvent describes a request waiting before it is sent.
 type WaitEvent struct {
 	Request *http.Request
-	Reason  WaitReason
+	Reason  store.WaitReason
 	Scope   string
 	Wait    time.Duration
 }
@@ -194,13 +197,13 @@ type BlockEvent struct {
 func (t *Transport) init() {
 	t.initOnce.Do(func() {
 		if t.Store == nil {
-			t.mem = NewMemoryStore()
+			t.mem = memstore.New()
 		}
 		t.released = make(chan struct{})
 	})
 }
 
-func (t *Transport) store() Store {
+func (t *Transport) store() store.Store {
 	if t.Store != nil {
 		return t.Store
 	}
@@ -380,7 +383,7 @@ func (t *Transport) breakerFor(tenant string) *breaker.Breaker {
 }
 
 // admit waits until the store admits the request, and returns its lease.
-func (t *Transport) admit(ctx context.Context, req *http.Request, r *request) (Lease, error) {
+func (t *Transport) admit(ctx context.Context, req *http.Request, r *request) (store.Lease, error) {
 	st := t.store()
 	failFast := t.FailFast || optionsFrom(ctx).failFast
 	paced := false
@@ -399,12 +402,12 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, r *request) (L
 			}
 			return 0, fmt.Errorf("heed: admit: %w", err)
 		}
-		if d.Reason == Admitted {
+		if d.Reason == store.Admitted {
 			return d.Lease, nil
 		}
 		paced = paced || d.Reserved
 		wait := d.Wait
-		if d.Reason == Blocked {
+		if d.Reason == store.Blocked {
 			if failFast {
 				return 0, &LimitedError{Scope: d.Scope, RetryAfter: d.Wait, Reason: "blocked"}
 			}
@@ -414,12 +417,12 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, r *request) (L
 			paced = false
 			wait += t.jitter(min(wait/10, 250*time.Millisecond))
 		}
-		if d.Reason == Paced && !d.Reserved && wait > reserveHorizon && wait <= budget {
+		if d.Reason == store.Paced && !d.Reserved && wait > reserveHorizon && wait <= budget {
 			// Beyond the horizon: come back when the turn is near, or
 			// sooner, to see a rate that has risen meanwhile.
 			wait = min(wait-reserveHorizon, reserveHorizon)
 			wait += t.jitter(wait / 10)
-		} else if d.Reason != Busy && wait > budget {
+		} else if d.Reason != store.Busy && wait > budget {
 			le := &LimitedError{Scope: d.Scope, RetryAfter: d.Wait, Reason: d.Reason.String()}
 			if wait <= t.maxWait() {
 				le.Err = context.DeadlineExceeded
@@ -429,7 +432,7 @@ func (t *Transport) admit(ctx context.Context, req *http.Request, r *request) (L
 		if t.OnWait != nil {
 			t.OnWait(WaitEvent{Request: req, Reason: d.Reason, Scope: d.Scope, Wait: wait})
 		}
-		if err := t.sleep(ctx, wait, d.Reason == Busy); err != nil {
+		if err := t.sleep(ctx, wait, d.Reason == store.Busy); err != nil {
 			return 0, err
 		}
 	}
@@ -465,7 +468,7 @@ func (t *Transport) sleep(ctx context.Context, d time.Duration, onRelease bool) 
 	}
 }
 
-func (t *Transport) release(r *request, lease Lease) {
+func (t *Transport) release(r *request, lease store.Lease) {
 	if lease == 0 {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/memstore"
 	"github.com/heedhttp/heed/profile"
 )
 
@@ -245,7 +246,7 @@ func TestSharedStoreAcrossTenants(t *testing.T) {
 	} {
 		t.Run(tc.reason, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				store := heed.NewMemoryStore()
+				store := memstore.New()
 				limited := heedtest.Response{Status: 429, Header: heedtest.Headers("Retry-After", tc.retryWait, "RateLimit-Reason", tc.reason)}
 				sa := &heedtest.Script{Responses: []heedtest.Response{limited}}
 				sb := &heedtest.Script{Responses: []heedtest.Response{ok()}}
@@ -300,7 +301,7 @@ func TestExhaustedQuotaHeaderPausesItsScope(t *testing.T) {
 	} {
 		t.Run(tc.policy, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				store := heed.NewMemoryStore()
+				store := memstore.New()
 				h := heedtest.Headers("RateLimit", `"`+tc.policy+`";r=0;t=60`)
 				sa := &heedtest.Script{Responses: []heedtest.Response{{Status: 200, Header: h}, ok()}}
 				sb := &heedtest.Script{Responses: []heedtest.Response{ok()}}
@@ -501,7 +502,7 @@ func TestConcurrencyCap(t *testing.T) {
 			inFlight.Add(-1)
 			return ok()
 		}}
-		tr := &heed.Transport{Base: s, Concurrency: 3, Profile: &heed.Profile{Rate: func(string) float64 { return 0 }}}
+		tr := &heed.Transport{Base: s, Concurrency: 3, Profile: &profile.Profile{Rate: func(string) float64 { return 0 }}}
 		var wg sync.WaitGroup
 		for i := range 20 {
 			wg.Go(func() { get(t, tr, jira+"/rest/api/3/e"+string(rune('a'+i))) })
@@ -518,7 +519,7 @@ func TestPacingPerEndpoint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &heedtest.Script{Responses: []heedtest.Response{ok()}, Repeat: true}
 		rate := func(string) float64 { return 10 } // burst 10, then 10/s
-		tr := &heed.Transport{Base: s, Profile: &heed.Profile{Rate: rate}}
+		tr := &heed.Transport{Base: s, Profile: &profile.Profile{Rate: rate}}
 		start := time.Now()
 		for range 30 {
 			get(t, tr, jira+"/rest/api/3/issue/PROJ-1")

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/internal/workload"
 	"github.com/heedhttp/heed/profile"
 	"github.com/heedhttp/heed/sim"
-	"github.com/heedhttp/heed/internal/workload"
 )
 
 var write = flag.Bool("write", false, "write the goodput table to RESULTS-goodput.md")

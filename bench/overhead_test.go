@@ -13,6 +13,9 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/memstore"
+	"github.com/heedhttp/heed/profile"
+	"github.com/heedhttp/heed/store"
 )
 
 // stub answers every request with a fixed 200, with no I/O, so that a
@@ -39,8 +42,8 @@ func clients(base http.RoundTripper) []struct {
 		rt   http.RoundTripper
 	}{
 		{"bare", base},
-		{"heed", &heed.Transport{Base: base, Concurrency: -1, Profile: &heed.Profile{Rate: func(string) float64 { return 0 }}}},
-		{"heed-paced", &heed.Transport{Base: base, Concurrency: -1, Profile: &heed.Profile{Rate: func(string) float64 { return 1e9 }}}},
+		{"heed", &heed.Transport{Base: base, Concurrency: -1, Profile: &profile.Profile{Rate: func(string) float64 { return 0 }}}},
+		{"heed-paced", &heed.Transport{Base: base, Concurrency: -1, Profile: &profile.Profile{Rate: func(string) float64 { return 1e9 }}}},
 		{"retryablehttp", &retryablehttp.RoundTripper{Client: rc}},
 		{"failsafe", failsafehttp.NewRoundTripper(base, failsafehttp.NewRetryPolicyBuilder().Build())},
 	}
@@ -112,8 +115,8 @@ func BenchmarkPacingDecision(b *testing.B) {
 		}
 	})
 	b.Run("heed/Admit+Release", func(b *testing.B) {
-		s := heed.NewMemoryStore()
-		a := &heed.Admission{Scopes: []heed.ScopeAdmit{
+		s := memstore.New()
+		a := &store.Admission{Scopes: []store.ScopeAdmit{
 			{Key: "global"},
 			{Key: "tenant https://acme.atlassian.net", Limit: 8},
 			{Key: "endpoint https://acme.atlassian.net GET /rest/api/3/issue/{id}", Rate: 1e12, Burst: 1e6},

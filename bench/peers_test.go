@@ -8,8 +8,8 @@ import (
 	"github.com/hashicorp/go-retryablehttp"
 	"golang.org/x/time/rate"
 
-	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/internal/workload"
+	"github.com/heedhttp/heed/profile"
 )
 
 // Peers are the libraries heed's users would otherwise pick, each as a
@@ -35,7 +35,7 @@ func failsafe() workload.Client {
 }
 
 // xrate paces each endpoint with an x/time/rate Limiter at half of the
-// default rates (heed.DefaultRate), with no retry.
+// default rates (profile.DefaultRate), with no retry.
 func xrate() workload.Client {
 	return workload.Client{Name: "x/time/rate", New: func(base http.RoundTripper) http.RoundTripper {
 		return &ratePacer{base: base, limiters: map[string]*rate.Limiter{}}
@@ -49,11 +49,11 @@ type ratePacer struct {
 }
 
 func (p *ratePacer) RoundTrip(req *http.Request) (*http.Response, error) {
-	key := req.URL.Host + " " + heed.EndpointKey(req.Method, req.URL.Path)
+	key := req.URL.Host + " " + profile.EndpointKey(req.Method, req.URL.Path)
 	p.mu.Lock()
 	l := p.limiters[key]
 	if l == nil {
-		r := heed.DefaultRate(req.Method)
+		r := profile.DefaultRate(req.Method)
 		l = rate.NewLimiter(rate.Limit(r), 1)
 		p.limiters[key] = l
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/redisstore"
 	"github.com/heedhttp/heed/redisstore/redistest"
+	"github.com/heedhttp/heed/store"
 )
 
 // counter counts the commands a client sends: its round trips.
@@ -56,8 +56,8 @@ func commandStats(b testing.TB, rdb *redis.Client) (calls, scriptUsec float64) {
 
 // jiraAdmission is the admission of a typical Jira read: global, tenant
 // with its concurrency cap, and the endpoint paced at 50/s.
-func jiraAdmission(endpoint string) *heed.Admission {
-	return &heed.Admission{Scopes: []heed.ScopeAdmit{
+func jiraAdmission(endpoint string) *store.Admission {
+	return &store.Admission{Scopes: []store.ScopeAdmit{
 		{Key: "global"},
 		{Key: "https://acme.atlassian.net", Limit: 1 << 20},
 		{Key: "https://acme.atlassian.net GET " + endpoint, Rate: 1e9, Burst: 1e9},

@@ -14,7 +14,7 @@ func ExampleJira() {
 	client := &http.Client{Transport: &heed.Transport{Profile: profile.Jira()}}
 	_ = client
 	fmt.Println(profile.JiraIssueKey("/rest/api/3/issue/PROJ-42/comment"))
-	fmt.Println(heed.EndpointKey("PUT", "/rest/api/3/issue/PROJ-42/comment?expand=x"))
+	fmt.Println(profile.EndpointKey("PUT", "/rest/api/3/issue/PROJ-42/comment?expand=x"))
 	// Output:
 	// PROJ-42
 	// PUT /rest/api/3/issue/{id}/comment

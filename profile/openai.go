@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/header"
 )
 
@@ -21,8 +20,8 @@ const maxCostBody = 1 << 20
 // blocks the tenant. A request's token cost is estimated from its JSON body
 // before it is sent (see [EstimateOpenAITokens]) and reconciled with the
 // response's usage.total_tokens when the response is plain JSON.
-func OpenAI() *heed.Profile {
-	return &heed.Profile{
+func OpenAI() *Profile {
+	return &Profile{
 		Name:         "openai",
 		Rate:         func(string) float64 { return 5 },
 		UnknownScope: header.ScopeTenant,

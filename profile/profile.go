@@ -1,5 +1,7 @@
-// Package profile has heed's provider profiles: how each provider's
-// requests fall into scopes, which writes are spaced, and default rates.
+// Package profile holds what heed knows about each provider: the [Profile]
+// type, how a request falls into scopes (tenant, endpoint template,
+// resource), which writes are spaced, default rates, and a Profile per
+// provider, found by name with [ByName].
 //
 //	t := &heed.Transport{Profile: profile.Jira()}
 package profile
@@ -9,53 +11,248 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/header"
 )
 
-// Jira returns the profile of Jira Cloud (seed 000): endpoints paced at half
-// of Jira's default rates, writes to one issue one at a time 350ms apart
-// (20 per 2 s and 100 per 30 s are allowed per issue), and a throttle with
-// no reason blocking its endpoint.
-func Jira() *heed.Profile {
-	return &heed.Profile{
-		Name:         "jira",
-		WriteKey:     func(r *http.Request) string { return JiraIssueKey(r.URL.Path) },
-		WriteGap:     350 * time.Millisecond,
-		Rate:         heed.DefaultRate,
-		UnknownScope: header.ScopeEndpoint,
+// Profile is what heed knows about one provider: how to classify a request
+// into scopes, which scope a throttle with no reason blocks, and the default
+// rates used until the server advertises its own.
+//
+// The zero Profile, and a nil *Profile, is the generic one: the tenant is
+// the request's scheme and host, endpoints are method plus path template,
+// no writes are spaced, and endpoints are paced at [DefaultRate] until the
+// server advertises its limits. Every method works on a nil *Profile.
+type Profile struct {
+	// Name names the profile, as [ByName] finds it. Empty means the
+	// generic profile.
+	Name string
+	// Tenant returns the tenant a request belongs to: the upstream account
+	// whose limits it counts against. Nil means the scheme and host.
+	Tenant func(*http.Request) string
+	// Endpoint returns a request's endpoint template, such as
+	// "GET /rest/api/3/issue/{id}". Nil means [EndpointKey].
+	Endpoint func(method, path string) string
+	// WriteKey returns the resource a write request targets, such as a Jira
+	// issue key, or "" when it targets none. Writes to one resource go one
+	// at a time, WriteGap apart. Nil means no resource keys.
+	WriteKey func(*http.Request) string
+	// WriteGap is the pause after each write to one resource before the
+	// next. Zero means [DefaultWriteGap] when WriteKey is set.
+	WriteGap time.Duration
+	// Rate returns an endpoint's default steady-state pacing rate in
+	// requests per second, used until the server advertises a limit. Nil
+	// means [DefaultRate]; a result of zero or less leaves it unpaced.
+	Rate func(method string) float64
+	// Cost estimates what a request takes from limits counted in tokens or
+	// points, before it is sent; it must not consume the request's body
+	// (use GetBody). Nil means 1.
+	Cost func(*http.Request) float64
+	// Usage reports what a request really cost in tokens or points, from
+	// its response (OpenAI's usage.total_tokens, say), so that the estimate
+	// taken before sending is reconciled. It may read the body if it puts
+	// back an equivalent one. Nil, or false, leaves the estimate standing.
+	Usage func(*http.Response) (float64, bool)
+	// UnknownScope is the scope blocked by a throttle that names no reason:
+	// [header.ScopeEndpoint] (the default, when empty) or
+	// [header.ScopeTenant] for providers whose limits are account-wide.
+	UnknownScope string
+}
+
+// DefaultRate is the default steady-state pacing rate of an endpoint, in
+// requests per second, before its server advertises a limit: half of the
+// per-endpoint rates Jira Cloud's rate-limiting guide gives (GET and POST
+// 100 per second, PUT, DELETE and others 50), since other clients may share
+// the allowance. See
+// https://developer.atlassian.com/cloud/jira/platform/rate-limiting/.
+func DefaultRate(method string) float64 {
+	switch method {
+	case http.MethodGet, http.MethodPost, http.MethodHead:
+		return 50
+	default:
+		return 25
 	}
 }
 
-// JiraIssueKey returns the issue key or id in a Jira REST path such as
-// /rest/api/3/issue/PROJ-1/comment, or "" when the path names no issue.
-func JiraIssueKey(path string) string {
+// DefaultWriteGap is the pause between writes to one resource when
+// [Profile.WriteGap] is zero: Jira allows 20 writes per 2 s and 100 per 30 s
+// to one issue, and 350ms keeps within both.
+const DefaultWriteGap = 350 * time.Millisecond
+
+// TenantOf returns the tenant a request belongs to: [Profile.Tenant]'s
+// answer, or the request's scheme and host.
+func (p *Profile) TenantOf(r *http.Request) string {
+	if p != nil && p.Tenant != nil {
+		return p.Tenant(r)
+	}
+	return r.URL.Scheme + "://" + r.URL.Host
+}
+
+// WriteEndpoint writes a request's endpoint template to b:
+// [Profile.Endpoint]'s answer, or [EndpointKey]'s, built in place.
+func (p *Profile) WriteEndpoint(b *strings.Builder, method, path string) {
+	if p != nil && p.Endpoint != nil {
+		b.WriteString(p.Endpoint(method, path))
+		return
+	}
+	writeEndpointKey(b, method, path)
+}
+
+// ResourceOf returns the resource a write request targets, or "" for a
+// read or a profile with no [Profile.WriteKey].
+func (p *Profile) ResourceOf(r *http.Request) string {
+	if p == nil || p.WriteKey == nil || !IsWrite(r.Method) {
+		return ""
+	}
+	return p.WriteKey(r)
+}
+
+// Gap returns the pause after each write to one resource:
+// [Profile.WriteGap], or [DefaultWriteGap].
+func (p *Profile) Gap() time.Duration {
+	if p != nil && p.WriteGap > 0 {
+		return p.WriteGap
+	}
+	return DefaultWriteGap
+}
+
+// RateOf returns an endpoint's default pacing rate for a method:
+// [Profile.Rate]'s answer, or [DefaultRate].
+func (p *Profile) RateOf(method string) float64 {
+	if p != nil && p.Rate != nil {
+		return p.Rate(method)
+	}
+	return DefaultRate(method)
+}
+
+// BlockScope returns the scope a throttle that names no reason blocks:
+// [Profile.UnknownScope], or [header.ScopeEndpoint].
+func (p *Profile) BlockScope() string {
+	if p != nil && p.UnknownScope != "" {
+		return p.UnknownScope
+	}
+	return header.ScopeEndpoint
+}
+
+// IsWrite reports whether a method changes the resource it targets.
+func IsWrite(method string) bool {
+	switch method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// EndpointKey groups requests the way Jira and most providers count them:
+// the method, a space, and the path with ids replaced by "{id}". Numeric
+// segments of three or more digits, issue-like keys such as "PROJ-123" and
+// UUIDs are ids; short numbers such as the API version in /rest/api/3 are
+// kept. The query is dropped.
+func EndpointKey(method, path string) string {
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
-	const marker = "/issue/"
-	i := strings.Index(path, marker)
-	if i < 0 {
-		return ""
-	}
-	rest := path[i+len(marker):]
-	if j := strings.IndexByte(rest, '/'); j >= 0 {
-		rest = rest[:j]
-	}
-	if !heed.IsID(rest) {
-		return ""
-	}
-	return rest
+	var b strings.Builder
+	b.Grow(len(method) + 1 + len(path) + 8)
+	writeEndpointKey(&b, method, path)
+	return b.String()
 }
 
-// GitHub returns the profile of the GitHub REST API: limits are per token
-// (the tenant), so a throttle with no reason blocks the whole tenant;
-// endpoints are paced gently because GitHub's secondary limits punish
-// bursts.
-func GitHub() *heed.Profile {
-	return &heed.Profile{
-		Name:         "github",
-		Rate:         func(string) float64 { return 10 },
-		UnknownScope: header.ScopeTenant,
+func writeEndpointKey(b *strings.Builder, method, path string) {
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
 	}
+	b.WriteString(method)
+	b.WriteByte(' ')
+	for i := 0; i < len(path); {
+		j := strings.IndexByte(path[i:], '/')
+		if j < 0 {
+			j = len(path)
+		} else {
+			j += i
+		}
+		if seg := path[i:j]; IsID(seg) {
+			b.WriteString("{id}")
+		} else {
+			b.WriteString(seg)
+		}
+		if j < len(path) {
+			b.WriteByte('/')
+		}
+		i = j + 1
+	}
+}
+
+// IsID reports whether a path segment is an identifier, which [EndpointKey]
+// replaces with "{id}": three or more digits, an issue key like ABC-123, or
+// a UUID. Custom [Profile.Endpoint] and [Profile.WriteKey] funcs can use it.
+func IsID(s string) bool {
+	if len(s) >= 3 && allDigits(s) {
+		return true
+	}
+	if len(s) == 36 && isUUID(s) {
+		return true
+	}
+	// Issue key: [A-Z][A-Z0-9_]*-[0-9]+
+	dash := strings.LastIndexByte(s, '-')
+	if dash < 1 || dash == len(s)-1 || !allDigits(s[dash+1:]) {
+		return false
+	}
+	if c := s[0]; c < 'A' || c > 'Z' {
+		return false
+	}
+	for i := 1; i < dash; i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func allDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isUUID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Names lists the profiles [ByName] knows, in a stable order.
+func Names() []string { return []string{"generic", "jira", "github", "openai"} }
+
+// ByName returns the profile called name (one of [Names]), and whether
+// there is one. "generic" and "" give the generic profile, a nil *Profile.
+func ByName(name string) (*Profile, bool) {
+	switch name {
+	case "", "generic":
+		return nil, true
+	case "jira":
+		return Jira(), true
+	case "github":
+		return GitHub(), true
+	case "openai":
+		return OpenAI(), true
+	}
+	return nil, false
 }

@@ -7,15 +7,15 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/redisstore"
 	"github.com/heedhttp/heed/redisstore/redistest"
+	"github.com/heedhttp/heed/store"
 )
 
 // benchAdmission is a typical request: tenant concurrency cap, endpoint
 // pacing and a global scope; rates high enough never to wait.
-func benchAdmission() *heed.Admission {
-	return &heed.Admission{Scopes: []heed.ScopeAdmit{
+func benchAdmission() *store.Admission {
+	return &store.Admission{Scopes: []store.ScopeAdmit{
 		{Key: "global", Rate: 1e9, Burst: 1e9},
 		{Key: "tenant https://example.atlassian.net", Limit: 1 << 30},
 		{Key: "endpoint GET /rest/api/3/issue/{id}", Rate: 1e9, Burst: 1e9},
@@ -39,7 +39,7 @@ func BenchmarkAdmit(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d, err := s.Admit(ctx, a)
-		if err != nil || d.Reason != heed.Admitted {
+		if err != nil || d.Reason != store.Admitted {
 			b.Fatalf("Admit = %+v, %v", d, err)
 		}
 		if !s.Healthy() {
@@ -58,7 +58,7 @@ func BenchmarkAdmitParallel(b *testing.B) {
 		a := benchAdmission()
 		for pb.Next() {
 			d, err := s.Admit(ctx, a)
-			if err != nil || d.Reason != heed.Admitted {
+			if err != nil || d.Reason != store.Admitted {
 				b.Errorf("Admit = %+v, %v", d, err)
 				return
 			}
@@ -78,7 +78,7 @@ func BenchmarkAdmitRelease(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		d, err := s.Admit(ctx, a)
-		if err != nil || d.Reason != heed.Admitted {
+		if err != nil || d.Reason != store.Admitted {
 			b.Fatalf("Admit = %+v, %v", d, err)
 		}
 		if err := s.Release(ctx, a, d.Lease); err != nil {

@@ -1,4 +1,4 @@
-// Package redisstore is a [heed.Store] on Redis: every process and machine
+// Package redisstore is a [store.Store] on Redis: every process and machine
 // whose [heed.Transport] uses one Redis (and one [Config.Prefix]) shares
 // blocks, pacing, learned rates, concurrency leases and write gaps, and so
 // the whole fleet behaves as one client of the API it calls.
@@ -12,7 +12,7 @@
 // [Store.Admit] runs one Lua script (admit.lua) over all of a request's
 // scopes: blocks first, then write gaps, then concurrency caps, then GCRA
 // pacing in every scope at the common send time, then leases; the same
-// decision, to the nanosecond, as [heed.MemoryStore] (package storetest
+// decision, to the nanosecond, as [memstore.Store] (package storetest
 // checks both against one suite and against each other). [Store.Release]
 // and [Store.Update] are one script each. Scripts run by EVALSHA, falling
 // back to EVAL when the server does not know them yet.
@@ -39,7 +39,7 @@
 // # When Redis fails
 //
 // A call that fails, or takes longer than [Config.Timeout], makes the Store
-// fall back to a local [heed.MemoryStore] in which every scope's rate and
+// fall back to a local [memstore.Store] in which every scope's rate and
 // burst are divided by [Config.Instances] and every concurrency limit is
 // divided by it, rounded up: the fleet as a whole stays within its budget
 // while each process decides alone. The Store logs the change and reports

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/store"
 )
 
 // begin reports whether a call should go to Redis, and whether it is the
@@ -63,8 +63,8 @@ func (s *Store) end(ctx context.Context, probe bool, op string, err error) (fall
 
 // admitLocal admits a against the local fallback, with every scope's
 // budget divided by the expected number of instances.
-func (s *Store) admitLocal(ctx context.Context, a *heed.Admission) (heed.Decision, error) {
-	var buf [8]heed.ScopeAdmit
+func (s *Store) admitLocal(ctx context.Context, a *store.Admission) (store.Decision, error) {
+	var buf [8]store.ScopeAdmit
 	local := *a
 	local.Scopes = buf[:0]
 	n := float64(s.instances)
@@ -83,12 +83,12 @@ func (s *Store) admitLocal(ctx context.Context, a *heed.Admission) (heed.Decisio
 
 // updateLocal applies u to the local fallback with its rates divided by
 // the expected number of instances.
-func (s *Store) updateLocal(ctx context.Context, u *heed.Update) error {
+func (s *Store) updateLocal(ctx context.Context, u *store.Update) error {
 	// Charges are in units, which the divided local rates price right.
-	local := heed.Update{Blocks: u.Blocks, Charges: u.Charges}
+	local := store.Update{Blocks: u.Blocks, Charges: u.Charges}
 	if len(u.Rates) > 0 {
 		n := float64(s.instances)
-		local.Rates = make([]heed.RateUpdate, len(u.Rates))
+		local.Rates = make([]store.RateUpdate, len(u.Rates))
 		for i, r := range u.Rates {
 			r.Rate /= n
 			r.Add /= n

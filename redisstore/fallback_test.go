@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/redisstore/redistest"
+	"github.com/heedhttp/heed/store"
 	"github.com/heedhttp/heed/storetest"
 )
 
@@ -44,14 +44,14 @@ func failingClient(t *testing.T, srv *redistest.Server) *redis.Client {
 
 // countImmediate admits a until it is not admitted at once, and returns how
 // many went; the clock does not move.
-func countImmediate(t *testing.T, s *Store, a *heed.Admission) int {
+func countImmediate(t *testing.T, s *Store, a *store.Admission) int {
 	t.Helper()
 	for n := 0; n < 1000; n++ {
 		d, err := s.Admit(context.Background(), a)
 		if err != nil {
 			t.Fatalf("Admit error: %v", err)
 		}
-		if d.Reason != heed.Admitted {
+		if d.Reason != store.Admitted {
 			return n
 		}
 	}
@@ -79,15 +79,15 @@ func TestFallbackWhenRedisDiesAndRecovery(t *testing.T) {
 	ctx := context.Background()
 	// MaxWait 1ns: a request that cannot go at once books nothing, so the
 	// counts below are what the budget lets through.
-	paced := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "e", Rate: 40, Burst: 8}}, MaxWait: 1}
-	tenant := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "tenant", Limit: 6}}}
+	paced := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 40, Burst: 8}}, MaxWait: 1}
+	tenant := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant", Limit: 6}}}
 
 	// On Redis: the whole budget.
 	if n := countImmediate(t, s, paced); n != 8 {
 		t.Errorf("on Redis: %d admissions at once, want the burst of 8", n)
 	}
 	d, err := s.Admit(ctx, tenant)
-	if err != nil || d.Reason != heed.Admitted || d.Lease&redisLease == 0 {
+	if err != nil || d.Reason != store.Admitted || d.Lease&redisLease == 0 {
 		t.Fatalf("Admit(tenant) on Redis = %+v, %v; want admitted with a Redis lease", d, err)
 	}
 	redisHeld := d.Lease
@@ -103,7 +103,7 @@ func TestFallbackWhenRedisDiesAndRecovery(t *testing.T) {
 		if err != nil {
 			t.Fatalf("admission %d: error %v", i, err)
 		}
-		if i >= 100 && d.Reason == heed.Admitted {
+		if i >= 100 && d.Reason == store.Admitted {
 			admitted++
 		}
 	}
@@ -122,24 +122,24 @@ func TestFallbackWhenRedisDiesAndRecovery(t *testing.T) {
 	if n := countImmediate(t, s, paced); n != 2 {
 		t.Errorf("in the fallback after a quiet minute: %d admissions at once, want the divided burst of 2", n)
 	}
-	var local []heed.Lease
+	var local []store.Lease
 	for range 2 {
 		d, err := s.Admit(ctx, tenant)
-		if err != nil || d.Reason != heed.Admitted || d.Lease&redisLease != 0 {
+		if err != nil || d.Reason != store.Admitted || d.Lease&redisLease != 0 {
 			t.Fatalf("Admit(tenant) in the fallback = %+v, %v; want admitted with a local lease", d, err)
 		}
 		local = append(local, d.Lease)
 	}
-	if d, _ := s.Admit(ctx, tenant); d.Reason != heed.Busy {
+	if d, _ := s.Admit(ctx, tenant); d.Reason != store.Busy {
 		t.Errorf("third Admit(tenant) in the fallback = %+v; want busy at ceil(6/4) = 2", d)
 	}
 	if err := s.Release(ctx, tenant, redisHeld); err != nil {
 		t.Errorf("Release of a Redis lease while Redis is down = %v, want nil (it expires there)", err)
 	}
-	if err := s.Update(ctx, &heed.Update{Blocks: []heed.Block{{Key: "blocked", For: time.Second}}}); err != nil {
+	if err := s.Update(ctx, &store.Update{Blocks: []store.Block{{Key: "blocked", For: time.Second}}}); err != nil {
 		t.Errorf("Update in the fallback = %v, want nil", err)
 	}
-	if d, _ := s.Admit(ctx, &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "blocked"}}}); d.Reason != heed.Blocked {
+	if d, _ := s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "blocked"}}}); d.Reason != store.Blocked {
 		t.Errorf("Admit after a block in the fallback = %+v, want blocked", d)
 	}
 
@@ -151,7 +151,7 @@ func TestFallbackWhenRedisDiesAndRecovery(t *testing.T) {
 			t.Fatalf("the store did not return to Redis within 10s of its restart")
 		}
 		time.Sleep(10 * time.Millisecond) // real time: the probe interval
-		if _, err := s.Admit(ctx, &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "probe"}}}); err != nil {
+		if _, err := s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "probe"}}}); err != nil {
 			t.Fatalf("Admit error while recovering: %v", err)
 		}
 	}
@@ -186,13 +186,13 @@ func TestFallbackWhenRedisHangs(t *testing.T) {
 		Now:           clock.Now,
 		OnHealth:      health.record,
 	})
-	paced := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "e", Rate: 10, Burst: 6}}, MaxWait: 1}
+	paced := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 10, Burst: 6}}, MaxWait: 1}
 	if n := countImmediate(t, s, paced); n != 6 {
 		t.Errorf("on Redis: %d admissions at once, want 6", n)
 	}
 	srv.Pause()
 	start := time.Now()
-	if d, err := s.Admit(context.Background(), paced); err != nil || d.Reason != heed.Admitted {
+	if d, err := s.Admit(context.Background(), paced); err != nil || d.Reason != store.Admitted {
 		t.Errorf("first Admit with Redis hanging = %+v, %v; want admitted by the fallback", d, err)
 	}
 	// An upper bound only, far above the 100ms timeout: without the
@@ -210,7 +210,7 @@ func TestFallbackWhenRedisHangs(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for !s.Healthy() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
-		_, _ = s.Admit(context.Background(), &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "probe"}}})
+		_, _ = s.Admit(context.Background(), &store.Admission{Scopes: []store.ScopeAdmit{{Key: "probe"}}})
 	}
 	if !s.Healthy() {
 		t.Fatalf("the store did not return to Redis within 10s of its resumption")
@@ -227,7 +227,7 @@ func TestConcurrentAdmissionsAcrossFailure(t *testing.T) {
 		Instances:     3,
 		ProbeInterval: 10 * time.Millisecond,
 	})
-	a := &heed.Admission{Scopes: []heed.ScopeAdmit{
+	a := &store.Admission{Scopes: []store.ScopeAdmit{
 		{Key: "tenant", Limit: 4},
 		{Key: "e", Rate: 1e6, Burst: 1e6},
 		{Key: "w", Gap: time.Microsecond},
@@ -244,12 +244,12 @@ func TestConcurrentAdmissionsAcrossFailure(t *testing.T) {
 					}
 					return
 				}
-				if d.Reason == heed.Admitted {
+				if d.Reason == store.Admitted {
 					if err := s.Release(context.Background(), a, d.Lease); err != nil && s.Healthy() {
 						t.Logf("Release: %v", err) // Redis died under it: allowed
 					}
 				}
-				_ = s.Update(context.Background(), &heed.Update{Rates: []heed.RateUpdate{{Key: "e", Rate: 1e6, Burst: 1e6}}})
+				_ = s.Update(context.Background(), &store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 1e6, Burst: 1e6}}})
 			}
 		})
 	}
@@ -268,7 +268,7 @@ func TestConcurrentAdmissionsAcrossFailure(t *testing.T) {
 	// the fallback for a probe interval: it must come back in the end.
 	for !s.Healthy() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
-		_, _ = s.Admit(context.Background(), &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "probe"}}})
+		_, _ = s.Admit(context.Background(), &store.Admission{Scopes: []store.ScopeAdmit{{Key: "probe"}}})
 	}
 	if !s.Healthy() {
 		t.Errorf("the store did not return to Redis")

@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/heedhttp/heed/memstore"
+	"github.com/heedhttp/heed/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/heedhttp/heed"
 )
 
 // Client is the part of a go-redis client that a [Store] uses: scripts.
@@ -33,24 +33,21 @@ var (
 	_ Client = (*redis.Ring)(nil)
 	_ Client = redis.UniversalClient(nil)
 
-	_ heed.Store = (*Store)(nil)
+	_ store.Store = (*Store)(nil)
 )
 
 // Defaults of a [Config].
 const (
 	DefaultPrefix        = "heed"                 // Config.Prefix
 	DefaultTimeout       = 100 * time.Millisecond // Config.Timeout
-	DefaultLeaseTTL      = 2 * time.Minute        // Config.LeaseTTL, as heed.MemoryStore
-	DefaultRateTTL       = 10 * time.Minute       // Config.RateTTL, as heed.MemoryStore
+	DefaultLeaseTTL      = store.DefaultLeaseTTL  // Config.LeaseTTL
+	DefaultRateTTL       = store.DefaultRateTTL   // Config.RateTTL
 	DefaultProbeInterval = time.Second            // Config.ProbeInterval
 )
 
-// busyPoll is the Wait of a Busy decision, as in heed.MemoryStore.
-const busyPoll = 50 * time.Millisecond
-
 // redisLease marks the leases that Redis holds; leases without it were
 // taken in the local fallback and are released there.
-const redisLease heed.Lease = 1 << 63
+const redisLease store.Lease = 1 << 63
 
 var (
 	//go:embed common.lua
@@ -87,11 +84,11 @@ type Config struct {
 	// burst never below 1) and every concurrency limit divided by
 	// Instances, rounded up (never below 1). Zero means 1.
 	Instances int
-	// LeaseTTL bounds how long a lease is held when an [heed.Admission]
+	// LeaseTTL bounds how long a lease is held when an [store.Admission]
 	// does not say (a process that dies mid-request frees its slots after
 	// it). Zero means [DefaultLeaseTTL].
 	LeaseTTL time.Duration
-	// RateTTL is how long a learned rate holds when a [heed.RateUpdate]
+	// RateTTL is how long a learned rate holds when a [store.RateUpdate]
 	// does not say. Zero means [DefaultRateTTL].
 	RateTTL time.Duration
 	// ProbeInterval is how often, at most, a Store that fell back tries
@@ -120,14 +117,14 @@ type HealthEvent struct {
 	Err error
 }
 
-// Store is a [heed.Store] on Redis: every process that uses one Redis (and
+// Store is a [store.Store] on Redis: every process that uses one Redis (and
 // one Prefix) shares blocks, pacing, learned rates, concurrency leases and
 // write gaps, and so behaves as one client. Each [Store.Admit] is one round
 // trip: one Lua script decides over all of the request's scopes on the
 // Redis server's clock. Every key expires when its scope falls idle.
 //
 // When Redis fails or is slower than [Config.Timeout], the Store falls back
-// to a local [heed.MemoryStore] with the budget divided by
+// to a local [memstore.Store] with the budget divided by
 // [Config.Instances], and tries Redis again every [Config.ProbeInterval].
 //
 // A Store is safe for concurrent use. Create one with [New].
@@ -150,7 +147,7 @@ type Store struct {
 	leaseBase uint64
 	leaseSeq  atomic.Uint64
 
-	mem       *heed.MemoryStore // the fallback
+	mem       *memstore.Store // the fallback
 	down      atomic.Bool
 	probing   atomic.Bool
 	nextProbe atomic.Int64 // unix nanoseconds of the next probe while down
@@ -179,7 +176,7 @@ func New(c Client, cfg Config) *Store {
 		release:       redis.NewScript(commonLua + releaseLua),
 		update:        redis.NewScript(commonLua + updateLua),
 		leaseBase:     rand.Uint64(),
-		mem:           &heed.MemoryStore{Now: cfg.Now},
+		mem:           &memstore.Store{Now: cfg.Now},
 	}
 	s.calls.New = func() any { return new(call) }
 	if s.logger != nil && !contextTimeouts(c) {
@@ -225,14 +222,14 @@ func hashTag(prefix string) string {
 // fallback.
 func (s *Store) Healthy() bool { return !s.down.Load() }
 
-// Admit implements [heed.Store]: one round trip to Redis, or a local
+// Admit implements [store.Store]: one round trip to Redis, or a local
 // decision on a divided budget while Redis is unavailable.
-func (s *Store) Admit(ctx context.Context, a *heed.Admission) (heed.Decision, error) {
+func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, error) {
 	if err := ctx.Err(); err != nil {
-		return heed.Decision{}, err
+		return store.Decision{}, err
 	}
 	if len(a.Scopes) == 0 {
-		return heed.Decision{Reason: heed.Admitted}, nil
+		return store.Decision{Reason: store.Admitted}, nil
 	}
 	if use, probe := s.begin(); use {
 		d, err := s.admitRedis(ctx, a)
@@ -243,11 +240,11 @@ func (s *Store) Admit(ctx context.Context, a *heed.Admission) (heed.Decision, er
 	return s.admitLocal(ctx, a)
 }
 
-func (s *Store) admitRedis(ctx context.Context, a *heed.Admission) (heed.Decision, error) {
-	lease := heed.Lease(0)
+func (s *Store) admitRedis(ctx context.Context, a *store.Admission) (store.Decision, error) {
+	lease := store.Lease(0)
 	for i := range a.Scopes {
 		if a.Scopes[i].Limit > 0 || a.Scopes[i].Gap > 0 {
-			lease = heed.Lease(s.leaseBase+s.leaseSeq.Add(1)) | redisLease
+			lease = store.Lease(s.leaseBase+s.leaseSeq.Add(1)) | redisLease
 			break
 		}
 	}
@@ -274,38 +271,38 @@ func (s *Store) admitRedis(ctx context.Context, a *heed.Admission) (heed.Decisio
 	}
 	res, err := c.run(ctx, s, s.admit)
 	if err != nil {
-		return heed.Decision{}, fmt.Errorf("redisstore: eval admit: %w", err)
+		return store.Decision{}, fmt.Errorf("redisstore: eval admit: %w", err)
 	}
 	v, ok := res.([]any)
 	if !ok || len(v) != 4 {
-		return heed.Decision{}, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
+		return store.Decision{}, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
 	}
 	reason, _ := v[0].(int64)
 	idx, _ := v[1].(int64)
 	wait, _ := v[2].(int64)
 	reserved, _ := v[3].(int64)
-	if reason == int64(heed.Admitted) {
-		return heed.Decision{Reason: heed.Admitted, Lease: lease}, nil
+	if reason == int64(store.Admitted) {
+		return store.Decision{Reason: store.Admitted, Lease: lease}, nil
 	}
-	if idx < 0 || int(idx) >= len(a.Scopes) || reason > int64(heed.Spaced) {
-		return heed.Decision{}, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
+	if idx < 0 || int(idx) >= len(a.Scopes) || reason > int64(store.Spaced) {
+		return store.Decision{}, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
 	}
-	d := heed.Decision{
-		Reason:   heed.WaitReason(reason),
+	d := store.Decision{
+		Reason:   store.WaitReason(reason),
 		Wait:     time.Duration(wait),
 		Scope:    a.Scopes[idx].Key,
 		Reserved: reserved == 1,
 	}
-	if d.Reason == heed.Busy {
-		d.Wait = busyPoll
+	if d.Reason == store.Busy {
+		d.Wait = store.BusyPoll
 	}
 	return d, nil
 }
 
-// Release implements [heed.Store]. A lease taken in the local fallback is
+// Release implements [store.Store]. A lease taken in the local fallback is
 // released there; a lease Redis holds while Redis is unavailable expires
 // there after its TTL.
-func (s *Store) Release(ctx context.Context, a *heed.Admission, lease heed.Lease) error {
+func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lease) error {
 	if lease == 0 {
 		return nil
 	}
@@ -321,7 +318,7 @@ func (s *Store) Release(ctx context.Context, a *heed.Admission, lease heed.Lease
 	return err
 }
 
-func (s *Store) releaseRedis(ctx context.Context, a *heed.Admission, lease heed.Lease) error {
+func (s *Store) releaseRedis(ctx context.Context, a *store.Admission, lease store.Lease) error {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
 	c.reset()
@@ -344,10 +341,10 @@ func (s *Store) releaseRedis(ctx context.Context, a *heed.Admission, lease heed.
 	return nil
 }
 
-// Update implements [heed.Store]. The update is also applied to the local
+// Update implements [store.Store]. The update is also applied to the local
 // fallback (with rates divided by [Config.Instances]), so that a process
 // that loses Redis still honours the blocks it has seen.
-func (s *Store) Update(ctx context.Context, u *heed.Update) error {
+func (s *Store) Update(ctx context.Context, u *store.Update) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -366,7 +363,7 @@ func (s *Store) Update(ctx context.Context, u *heed.Update) error {
 	return nil
 }
 
-func (s *Store) updateRedis(ctx context.Context, u *heed.Update) error {
+func (s *Store) updateRedis(ctx context.Context, u *store.Update) error {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
 	c.reset()

@@ -6,16 +6,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/redisstore"
 	"github.com/heedhttp/heed/redisstore/redistest"
+	"github.com/heedhttp/heed/store"
 	"github.com/heedhttp/heed/storetest"
 )
 
 // newStores returns a storetest.NewStore of Stores on c, each under its own
 // prefix, that fail the test if they ever leave Redis.
 func newStores(c redisstore.Client) storetest.NewStore {
-	return func(t *testing.T, now func() time.Time) heed.Store {
+	return func(t *testing.T, now func() time.Time) store.Store {
 		return redisstore.New(c, redisstore.Config{
 			Prefix:  redistest.Prefix(t),
 			Timeout: 5 * time.Second, // -race on a busy machine: never fall back here
@@ -47,33 +47,33 @@ func TestStoresShareState(t *testing.T) {
 	b := redisstore.New(srv.NewClient(t), cfg)
 	ctx := context.Background()
 
-	tenant := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "tenant", Limit: 1}}}
+	tenant := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant", Limit: 1}}}
 	d, err := a.Admit(ctx, tenant)
-	if err != nil || d.Reason != heed.Admitted {
+	if err != nil || d.Reason != store.Admitted {
 		t.Fatalf("a.Admit = %+v, %v; want admitted", d, err)
 	}
-	if d2, err := b.Admit(ctx, tenant); err != nil || d2.Reason != heed.Busy {
+	if d2, err := b.Admit(ctx, tenant); err != nil || d2.Reason != store.Busy {
 		t.Errorf("b.Admit while a holds the only slot = %+v, %v; want busy", d2, err)
 	}
 	if err := b.Release(ctx, tenant, d.Lease); err != nil { // any process may release
 		t.Fatal(err)
 	}
-	if d2, err := b.Admit(ctx, tenant); err != nil || d2.Reason != heed.Admitted {
+	if d2, err := b.Admit(ctx, tenant); err != nil || d2.Reason != store.Admitted {
 		t.Errorf("b.Admit after release = %+v, %v; want admitted", d2, err)
 	}
 
-	if err := a.Update(ctx, &heed.Update{Blocks: []heed.Block{{Key: "e", For: 3 * time.Second}}}); err != nil {
+	if err := a.Update(ctx, &store.Update{Blocks: []store.Block{{Key: "e", For: 3 * time.Second}}}); err != nil {
 		t.Fatal(err)
 	}
-	e := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "e", Rate: 1}}}
-	if d, _ := b.Admit(ctx, e); d.Reason != heed.Blocked || d.Wait != 3*time.Second {
+	e := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 1}}}
+	if d, _ := b.Admit(ctx, e); d.Reason != store.Blocked || d.Wait != 3*time.Second {
 		t.Errorf("b.Admit after a stored a 3s block = %+v, want blocked for 3s", d)
 	}
 	clock.Advance(3 * time.Second)
-	if d, _ := a.Admit(ctx, e); d.Reason != heed.Admitted {
+	if d, _ := a.Admit(ctx, e); d.Reason != store.Admitted {
 		t.Errorf("a.Admit after the block = %+v, want admitted", d)
 	}
-	if d, _ := b.Admit(ctx, e); d.Reason != heed.Paced || d.Wait != time.Second {
+	if d, _ := b.Admit(ctx, e); d.Reason != store.Paced || d.Wait != time.Second {
 		t.Errorf("b.Admit right after a's = %+v, want paced for 1s", d)
 	}
 }
@@ -83,22 +83,22 @@ func TestServerClock(t *testing.T) {
 	srv := redistest.Start(t)
 	s := redisstore.New(srv.NewClient(t), redisstore.Config{Prefix: redistest.Prefix(t), Timeout: 5 * time.Second})
 	ctx := context.Background()
-	a := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "e", Rate: 1, Burst: 1}, {Key: "w", Gap: time.Hour}}}
+	a := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 1, Burst: 1}, {Key: "w", Gap: time.Hour}}}
 	d, err := s.Admit(ctx, a)
-	if err != nil || d.Reason != heed.Admitted || d.Lease == 0 {
+	if err != nil || d.Reason != store.Admitted || d.Lease == 0 {
 		t.Fatalf("Admit = %+v, %v; want admitted with a lease", d, err)
 	}
 	// The second request waits about a second; the server's clock has
 	// moved by the round trip in between, never by more than the wait.
-	d2, err := s.Admit(ctx, &heed.Admission{Scopes: a.Scopes[:1]})
-	if err != nil || d2.Reason != heed.Paced || d2.Wait <= 0 || d2.Wait > time.Second {
+	d2, err := s.Admit(ctx, &store.Admission{Scopes: a.Scopes[:1]})
+	if err != nil || d2.Reason != store.Paced || d2.Wait <= 0 || d2.Wait > time.Second {
 		t.Errorf("second Admit = %+v, %v; want paced for at most 1s", d2, err)
 	}
 	if err := s.Release(ctx, a, d.Lease); err != nil {
 		t.Fatal(err)
 	}
-	d3, err := s.Admit(ctx, &heed.Admission{Scopes: a.Scopes[1:]})
-	if err != nil || d3.Reason != heed.Spaced || d3.Wait <= 59*time.Minute || d3.Wait > time.Hour {
+	d3, err := s.Admit(ctx, &store.Admission{Scopes: a.Scopes[1:]})
+	if err != nil || d3.Reason != store.Spaced || d3.Wait <= 59*time.Minute || d3.Wait > time.Hour {
 		t.Errorf("Admit after release = %+v, %v; want spaced for about an hour", d3, err)
 	}
 }
@@ -112,17 +112,17 @@ func TestKeysShareOneSlotAndExpire(t *testing.T) {
 	prefix := redistest.Prefix(t)
 	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Now: clock.Now, Timeout: 5 * time.Second})
 	ctx := context.Background()
-	a := &heed.Admission{
-		Scopes:   []heed.ScopeAdmit{{Key: "tenant", Limit: 2}, {Key: "GET /x", Rate: 5}, {Key: "issue 1", Gap: time.Second}},
+	a := &store.Admission{
+		Scopes:   []store.ScopeAdmit{{Key: "tenant", Limit: 2}, {Key: "GET /x", Rate: 5}, {Key: "issue 1", Gap: time.Second}},
 		LeaseTTL: 30 * time.Second,
 	}
 	d, err := s.Admit(ctx, a)
-	if err != nil || d.Reason != heed.Admitted {
+	if err != nil || d.Reason != store.Admitted {
 		t.Fatalf("Admit = %+v, %v", d, err)
 	}
-	if err := s.Update(ctx, &heed.Update{
-		Blocks: []heed.Block{{Key: "blocked", For: time.Minute}},
-		Rates:  []heed.RateUpdate{{Key: "learned", Rate: 3, TTL: 5 * time.Minute}},
+	if err := s.Update(ctx, &store.Update{
+		Blocks: []store.Block{{Key: "blocked", For: time.Minute}},
+		Rates:  []store.RateUpdate{{Key: "learned", Rate: 3, TTL: 5 * time.Minute}},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -167,14 +167,14 @@ func TestAdmitAllocations(t *testing.T) {
 	}
 	srv := redistest.Start(t)
 	s := redisstore.New(srv.NewClient(t), redisstore.Config{Prefix: redistest.Prefix(t), Timeout: 5 * time.Second})
-	a := &heed.Admission{Scopes: []heed.ScopeAdmit{
+	a := &store.Admission{Scopes: []store.ScopeAdmit{
 		{Key: "global", Rate: 1e9, Burst: 1e9},
 		{Key: "tenant", Limit: 1 << 30},
 		{Key: "endpoint", Rate: 1e9, Burst: 1e9},
 	}}
 	ctx := context.Background()
 	allocs := testing.AllocsPerRun(200, func() {
-		if d, err := s.Admit(ctx, a); err != nil || d.Reason != heed.Admitted {
+		if d, err := s.Admit(ctx, a); err != nil || d.Reason != store.Admitted {
 			t.Fatalf("Admit = %+v, %v", d, err)
 		}
 	})

@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/memstore"
+	"github.com/heedhttp/heed/store"
 )
 
 // Tolerance is how far a wait may differ from the reference's in
@@ -16,7 +17,7 @@ import (
 const Tolerance = time.Microsecond
 
 // Differential feeds the stores newStore returns and reference
-// [heed.MemoryStore]s the same random sequences of admissions, releases,
+// [memstore.Store]s the same random sequences of admissions, releases,
 // blocks, rate updates and clock steps, on one manual clock, and fails at
 // the first decision that differs: reason, scope, reservation, whether a
 // lease was given, and the wait to within [Tolerance] (Busy waits are
@@ -26,11 +27,11 @@ const Tolerance = time.Microsecond
 // before they expire, so stores whose lease expiry has microsecond
 // resolution compare exactly.
 func Differential(t *testing.T, newStore NewStore) {
-	var seen [heed.Spaced + 1]int
+	var seen [store.Spaced + 1]int
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			clock := NewClock()
-			ref := &heed.MemoryStore{Now: clock.Now}
+			ref := &memstore.Store{Now: clock.Now}
 			d := &differ{
 				t:     t,
 				r:     rand.New(rand.NewPCG(seed, 0x5eed)),
@@ -49,7 +50,7 @@ func Differential(t *testing.T, newStore NewStore) {
 		// less than they claim.
 		for r, n := range seen {
 			if n == 0 {
-				t.Errorf("no sequence produced a %v decision", heed.WaitReason(r))
+				t.Errorf("no sequence produced a %v decision", store.WaitReason(r))
 			}
 		}
 		t.Logf("decisions compared: %v admitted, %v blocked, %v paced, %v busy, %v spaced", seen[0], seen[1], seen[2], seen[3], seen[4])
@@ -60,16 +61,16 @@ type differ struct {
 	t        *testing.T
 	r        *rand.Rand
 	clock    *Clock
-	ref, got heed.Store
-	scopes   []heed.ScopeAdmit
+	ref, got store.Store
+	scopes   []store.ScopeAdmit
 	held     []heldLease
 	trace    []string
-	seen     [heed.Spaced + 1]int
+	seen     [store.Spaced + 1]int
 }
 
 type heldLease struct {
-	a        *heed.Admission
-	ref, got heed.Lease
+	a        *store.Admission
+	ref, got store.Lease
 	expiry   time.Time
 }
 
@@ -78,7 +79,7 @@ func pick[T any](r *rand.Rand, xs ...T) T { return xs[r.IntN(len(xs))] }
 func (d *differ) run(ops int) {
 	r := d.r
 	for i := range 6 {
-		d.scopes = append(d.scopes, heed.ScopeAdmit{
+		d.scopes = append(d.scopes, store.ScopeAdmit{
 			Key:   fmt.Sprintf("scope %d", i),
 			Rate:  pick(r, 0, 2, 3, 7.5, 50, 0.7),
 			Burst: pick(r, 0, 0.5, 1, 2, 3.5),
@@ -120,7 +121,7 @@ func (d *differ) fail(format string, args ...any) {
 
 func (d *differ) admit() {
 	r := d.r
-	a := &heed.Admission{
+	a := &store.Admission{
 		Cost:     pick(r, 0, 1, 1, 2, 0.5),
 		Paced:    r.IntN(7) == 0,
 		MaxWait:  pick(r, 0, 0, 200*time.Millisecond, time.Second, 5*time.Second),
@@ -151,7 +152,7 @@ func (d *differ) admit() {
 		d.seen[want.Reason]++
 	}
 	wait := got.Wait - want.Wait
-	if want.Reason == heed.Busy {
+	if want.Reason == store.Busy {
 		wait = 0
 	}
 	if got.Reason != want.Reason || got.Scope != want.Scope || got.Reserved != want.Reserved ||
@@ -193,9 +194,9 @@ func (d *differ) release() {
 
 func (d *differ) update() {
 	r := d.r
-	var u heed.Update
+	var u store.Update
 	if r.IntN(3) == 0 {
-		b := heed.Block{
+		b := store.Block{
 			Key: d.scopes[r.IntN(len(d.scopes))].Key,
 			For: time.Duration(r.Int64N(int64(1500*time.Millisecond/time.Microsecond))) * time.Microsecond,
 		}
@@ -205,7 +206,7 @@ func (d *differ) update() {
 		u.Blocks = append(u.Blocks, b)
 	}
 	for range r.IntN(3) {
-		u.Rates = append(u.Rates, heed.RateUpdate{
+		u.Rates = append(u.Rates, store.RateUpdate{
 			Key:     d.scopes[r.IntN(len(d.scopes))].Key,
 			Rate:    pick(r, 0, 0, 0, 1.5, 4, 20),
 			Factor:  pick(r, 0, 0.5, 0.7, 1.2),
@@ -218,7 +219,7 @@ func (d *differ) update() {
 		})
 	}
 	for range r.IntN(2) {
-		u.Charges = append(u.Charges, heed.Charge{
+		u.Charges = append(u.Charges, store.Charge{
 			Key:  d.scopes[r.IntN(len(d.scopes))].Key,
 			Cost: pick(r, -2, -0.5, 0.5, 1, 3),
 		})

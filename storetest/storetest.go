@@ -1,6 +1,6 @@
-// Package storetest is the conformance suite of [heed.Store]: every Store
+// Package storetest is the conformance suite of [store.Store]: every Store
 // passes [Run], which checks the semantics of the reference
-// [heed.MemoryStore] (blocks, write gaps, concurrency caps, lease expiry,
+// [memstore.Store] (blocks, write gaps, concurrency caps, lease expiry,
 // GCRA pacing over all of a request's scopes, Paced and MaxWait, learned
 // rates), and [Differential], which feeds a Store and a MemoryStore the
 // same random operations and compares every decision.
@@ -10,8 +10,8 @@
 // take every decision on that clock.
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T, now func() time.Time) heed.Store {
-//			return &heed.MemoryStore{Now: now}
+//		storetest.Run(t, func(t *testing.T, now func() time.Time) store.Store {
+//			return &memstore.Store{Now: now}
 //		})
 //	}
 package storetest
@@ -24,12 +24,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/store"
 )
 
 // NewStore returns a new Store for the test t, empty as far as t can see,
 // that takes its decisions at the times now returns.
-type NewStore func(t *testing.T, now func() time.Time) heed.Store
+type NewStore func(t *testing.T, now func() time.Time) store.Store
 
 // Run runs the conformance suite on the stores newStore returns, one per
 // subtest.
@@ -46,11 +46,11 @@ func Run(t *testing.T, newStore NewStore) {
 // harness is one subtest's store and clock.
 type harness struct {
 	t     *testing.T
-	s     heed.Store
+	s     store.Store
 	clock *Clock
 }
 
-func (h *harness) admit(a *heed.Admission) heed.Decision {
+func (h *harness) admit(a *store.Admission) store.Decision {
 	h.t.Helper()
 	d, err := h.s.Admit(context.Background(), a)
 	if err != nil {
@@ -62,12 +62,12 @@ func (h *harness) admit(a *heed.Admission) heed.Decision {
 // expect admits a and checks the decision: reason, wait (exact, except
 // for Busy, whose wait is a hint that must be positive), scope and
 // reservation. It returns the decision.
-func (h *harness) expect(a *heed.Admission, reason heed.WaitReason, wait time.Duration, scope string, reserved bool) heed.Decision {
+func (h *harness) expect(a *store.Admission, reason store.WaitReason, wait time.Duration, scope string, reserved bool) store.Decision {
 	h.t.Helper()
 	d := h.admit(a)
-	got := heed.Decision{Reason: d.Reason, Wait: d.Wait, Scope: d.Scope, Reserved: d.Reserved}
-	want := heed.Decision{Reason: reason, Wait: wait, Scope: scope, Reserved: reserved}
-	if reason == heed.Busy {
+	got := store.Decision{Reason: d.Reason, Wait: d.Wait, Scope: d.Scope, Reserved: d.Reserved}
+	want := store.Decision{Reason: reason, Wait: wait, Scope: scope, Reserved: reserved}
+	if reason == store.Busy {
 		if d.Wait <= 0 {
 			h.t.Errorf("Admit(%v) = busy with wait %v, want a positive wait", scopeKeys(a), d.Wait)
 		}
@@ -76,26 +76,26 @@ func (h *harness) expect(a *heed.Admission, reason heed.WaitReason, wait time.Du
 	if got != want {
 		h.t.Errorf("Admit(%v) at +%v = %s, want %s", scopeKeys(a), h.clock.Now().Sub(Start), describe(got), describe(want))
 	}
-	if d.Reason != heed.Admitted && d.Lease != 0 {
+	if d.Reason != store.Admitted && d.Lease != 0 {
 		h.t.Errorf("Admit(%v) = %s with lease %d, want a lease only when admitted", scopeKeys(a), describe(got), d.Lease)
 	}
 	return d
 }
 
 // admitted admits a, expecting it to go at once, and returns its lease.
-func (h *harness) admitted(a *heed.Admission) heed.Lease {
+func (h *harness) admitted(a *store.Admission) store.Lease {
 	h.t.Helper()
-	return h.expect(a, heed.Admitted, 0, "", false).Lease
+	return h.expect(a, store.Admitted, 0, "", false).Lease
 }
 
-func (h *harness) release(a *heed.Admission, l heed.Lease) {
+func (h *harness) release(a *store.Admission, l store.Lease) {
 	h.t.Helper()
 	if err := h.s.Release(context.Background(), a, l); err != nil {
 		h.t.Fatalf("Release(%v, %d) error: %v", scopeKeys(a), l, err)
 	}
 }
 
-func (h *harness) update(u *heed.Update) {
+func (h *harness) update(u *store.Update) {
 	h.t.Helper()
 	if err := h.s.Update(context.Background(), u); err != nil {
 		h.t.Fatalf("Update error: %v", err)
@@ -104,16 +104,16 @@ func (h *harness) update(u *heed.Update) {
 
 func (h *harness) block(key string, d time.Duration) {
 	h.t.Helper()
-	h.update(&heed.Update{Blocks: []heed.Block{{Key: key, For: d}}})
+	h.update(&store.Update{Blocks: []store.Block{{Key: key, For: d}}})
 }
 
-func adm(scopes ...heed.ScopeAdmit) *heed.Admission {
-	return &heed.Admission{Scopes: scopes}
+func adm(scopes ...store.ScopeAdmit) *store.Admission {
+	return &store.Admission{Scopes: scopes}
 }
 
 // describe formats a decision for test messages.
-func describe(d heed.Decision) string {
-	if d.Reason == heed.Admitted {
+func describe(d store.Decision) string {
+	if d.Reason == store.Admitted {
 		return "admitted"
 	}
 	msg := fmt.Sprintf("%v for %v by %q", d.Reason, d.Wait, d.Scope)
@@ -123,7 +123,7 @@ func describe(d heed.Decision) string {
 	return msg
 }
 
-func scopeKeys(a *heed.Admission) []string {
+func scopeKeys(a *store.Admission) []string {
 	keys := make([]string, len(a.Scopes))
 	for i := range a.Scopes {
 		keys[i] = a.Scopes[i].Key
@@ -146,165 +146,165 @@ var cases = []struct {
 	run  func(h *harness)
 }{
 	{"UnlimitedScopesAdmitWithoutLease", func(h *harness) {
-		a := adm(heed.ScopeAdmit{Key: "free"}, heed.ScopeAdmit{Key: "free too"})
+		a := adm(store.ScopeAdmit{Key: "free"}, store.ScopeAdmit{Key: "free too"})
 		for range 5 {
 			if l := h.admitted(a); l != 0 {
 				h.t.Errorf("Admit = lease %d, want no lease for scopes without Limit or Gap", l)
 			}
 		}
-		h.admitted(&heed.Admission{})
+		h.admitted(&store.Admission{})
 	}},
 	{"BlocksMergeByMaximum", func(h *harness) {
 		h.block("e", 10*s)
 		h.block("e", 2*s)
-		a := adm(heed.ScopeAdmit{Key: "g"}, heed.ScopeAdmit{Key: "e"})
-		h.expect(a, heed.Blocked, 10*s, "e", false)
+		a := adm(store.ScopeAdmit{Key: "g"}, store.ScopeAdmit{Key: "e"})
+		h.expect(a, store.Blocked, 10*s, "e", false)
 		h.clock.Advance(9 * s)
-		h.expect(a, heed.Blocked, 1*s, "e", false)
+		h.expect(a, store.Blocked, 1*s, "e", false)
 		h.block("e", 3*s) // the latest block outlasts the first: it wins
-		h.expect(a, heed.Blocked, 3*s, "e", false)
+		h.expect(a, store.Blocked, 3*s, "e", false)
 		h.clock.Advance(3 * s)
 		h.admitted(a) // a block ends at its instant
-		h.admitted(adm(heed.ScopeAdmit{Key: "g"}))
+		h.admitted(adm(store.ScopeAdmit{Key: "g"}))
 	}},
 	{"LatestBlockOfSeveralScopesWins", func(h *harness) {
-		h.update(&heed.Update{Blocks: []heed.Block{{Key: "x", For: 3 * s}, {Key: "y", For: 7 * s}, {Key: "z", For: 5 * s}}})
-		h.expect(adm(heed.ScopeAdmit{Key: "x"}, heed.ScopeAdmit{Key: "y"}, heed.ScopeAdmit{Key: "z"}), heed.Blocked, 7*s, "y", false)
-		h.expect(adm(heed.ScopeAdmit{Key: "z"}, heed.ScopeAdmit{Key: "x"}), heed.Blocked, 5*s, "z", false)
-		h.update(&heed.Update{Blocks: []heed.Block{{Key: "p", For: 4 * s}, {Key: "q", For: 4 * s}}})
-		h.expect(adm(heed.ScopeAdmit{Key: "q"}, heed.ScopeAdmit{Key: "p"}), heed.Blocked, 4*s, "q", false)
+		h.update(&store.Update{Blocks: []store.Block{{Key: "x", For: 3 * s}, {Key: "y", For: 7 * s}, {Key: "z", For: 5 * s}}})
+		h.expect(adm(store.ScopeAdmit{Key: "x"}, store.ScopeAdmit{Key: "y"}, store.ScopeAdmit{Key: "z"}), store.Blocked, 7*s, "y", false)
+		h.expect(adm(store.ScopeAdmit{Key: "z"}, store.ScopeAdmit{Key: "x"}), store.Blocked, 5*s, "z", false)
+		h.update(&store.Update{Blocks: []store.Block{{Key: "p", For: 4 * s}, {Key: "q", For: 4 * s}}})
+		h.expect(adm(store.ScopeAdmit{Key: "q"}, store.ScopeAdmit{Key: "p"}), store.Blocked, 4*s, "q", false)
 		h.clock.Advance(5 * s)
-		h.expect(adm(heed.ScopeAdmit{Key: "x"}, heed.ScopeAdmit{Key: "y"}, heed.ScopeAdmit{Key: "z"}), heed.Blocked, 2*s, "y", false)
+		h.expect(adm(store.ScopeAdmit{Key: "x"}, store.ScopeAdmit{Key: "y"}, store.ScopeAdmit{Key: "z"}), store.Blocked, 2*s, "y", false)
 	}},
 	{"NonPositiveBlocksAreIgnored", func(h *harness) {
-		h.update(&heed.Update{Blocks: []heed.Block{{Key: "e", For: 0}, {Key: "e", For: -time.Second}}})
-		h.admitted(adm(heed.ScopeAdmit{Key: "e"}))
+		h.update(&store.Update{Blocks: []store.Block{{Key: "e", For: 0}, {Key: "e", For: -time.Second}}})
+		h.admitted(adm(store.ScopeAdmit{Key: "e"}))
 	}},
 	{"BlockedAdmissionReservesNothing", func(h *harness) {
-		paced := heed.ScopeAdmit{Key: "paced", Rate: 1, Burst: 1}
-		capped := heed.ScopeAdmit{Key: "capped", Limit: 1}
+		paced := store.ScopeAdmit{Key: "paced", Rate: 1, Burst: 1}
+		capped := store.ScopeAdmit{Key: "capped", Limit: 1}
 		h.block("blocked", 5*s)
-		a := adm(paced, capped, heed.ScopeAdmit{Key: "blocked"})
+		a := adm(paced, capped, store.ScopeAdmit{Key: "blocked"})
 		for range 3 {
-			h.expect(a, heed.Blocked, 5*s, "blocked", false)
+			h.expect(a, store.Blocked, 5*s, "blocked", false)
 		}
 		h.clock.Advance(5 * s)
 		l := h.admitted(a)
-		h.expect(adm(paced), heed.Paced, 1*s, "paced", true)
-		h.expect(adm(capped), heed.Busy, 0, "capped", false)
+		h.expect(adm(paced), store.Paced, 1*s, "paced", true)
+		h.expect(adm(capped), store.Busy, 0, "capped", false)
 		h.release(a, l)
 		h.admitted(adm(capped))
 	}},
 	{"BlocksComeBeforeGapsAndCaps", func(h *harness) {
-		w := heed.ScopeAdmit{Key: "w", Limit: 1, Gap: 2 * s}
+		w := store.ScopeAdmit{Key: "w", Limit: 1, Gap: 2 * s}
 		a := adm(w)
 		h.release(a, h.admitted(a))
 		h.block("w", 1*s)
-		h.expect(a, heed.Blocked, 1*s, "w", false)
+		h.expect(a, store.Blocked, 1*s, "w", false)
 		h.clock.Advance(1 * s)
-		h.expect(a, heed.Spaced, 1*s, "w", false)
+		h.expect(a, store.Spaced, 1*s, "w", false)
 		h.clock.Advance(1 * s)
 		l := h.admitted(a)
 		h.block("w", 1*s)
-		h.expect(a, heed.Blocked, 1*s, "w", false) // not Busy
+		h.expect(a, store.Blocked, 1*s, "w", false) // not Busy
 		h.release(a, l)
 	}},
 	{"GapStartsAtRelease", func(h *harness) {
-		a := adm(heed.ScopeAdmit{Key: "issue 7", Gap: 2 * s})
+		a := adm(store.ScopeAdmit{Key: "issue 7", Gap: 2 * s})
 		l1 := h.admitted(a)
 		l2 := h.admitted(a) // without Limit, the gap spaces releases only
 		if l1 == 0 || l2 == 0 || l1 == l2 {
 			h.t.Fatalf("leases %d and %d: want two distinct leases for a scope with a gap", l1, l2)
 		}
 		h.release(a, l1)
-		h.expect(a, heed.Spaced, 2*s, "issue 7", false)
+		h.expect(a, store.Spaced, 2*s, "issue 7", false)
 		h.clock.Advance(500 * ms)
-		h.expect(a, heed.Spaced, 1500*ms, "issue 7", false)
+		h.expect(a, store.Spaced, 1500*ms, "issue 7", false)
 		h.release(a, l2) // a later release extends the gap
-		h.expect(a, heed.Spaced, 2*s, "issue 7", false)
+		h.expect(a, store.Spaced, 2*s, "issue 7", false)
 		h.release(a, l2) // a second release of one lease does nothing
 		h.clock.Advance(1 * s)
 		h.release(a, l1)
-		h.expect(a, heed.Spaced, 1*s, "issue 7", false)
+		h.expect(a, store.Spaced, 1*s, "issue 7", false)
 		h.clock.Advance(1 * s)
 		h.release(a, h.admitted(a))
-		h.expect(a, heed.Spaced, 2*s, "issue 7", false)
+		h.expect(a, store.Spaced, 2*s, "issue 7", false)
 	}},
 	{"LearnedRateSupersedesGap", func(h *harness) {
-		a := adm(heed.ScopeAdmit{Key: "issue 7", Gap: 2 * s})
-		h.update(&heed.Update{Rates: []heed.RateUpdate{{Key: "issue 7", Rate: 10, TTL: 10 * s}}})
+		a := adm(store.ScopeAdmit{Key: "issue 7", Gap: 2 * s})
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "issue 7", Rate: 10, TTL: 10 * s}}})
 		h.release(a, h.admitted(a))
-		h.expect(a, heed.Paced, 100*ms, "issue 7", true) // paced, not spaced
-		h.clock.Advance(10 * s)                          // the learned rate lapses
+		h.expect(a, store.Paced, 100*ms, "issue 7", true) // paced, not spaced
+		h.clock.Advance(10 * s)                           // the learned rate lapses
 		h.release(a, h.admitted(a))
-		h.expect(a, heed.Spaced, 2*s, "issue 7", false)
+		h.expect(a, store.Spaced, 2*s, "issue 7", false)
 	}},
 	{"LongestGapOfSeveralScopesWins", func(h *harness) {
-		a := adm(heed.ScopeAdmit{Key: "short", Gap: 1 * s}, heed.ScopeAdmit{Key: "long", Gap: 3 * s}, heed.ScopeAdmit{Key: "none"})
+		a := adm(store.ScopeAdmit{Key: "short", Gap: 1 * s}, store.ScopeAdmit{Key: "long", Gap: 3 * s}, store.ScopeAdmit{Key: "none"})
 		h.release(a, h.admitted(a))
-		h.expect(a, heed.Spaced, 3*s, "long", false)
-		h.expect(adm(heed.ScopeAdmit{Key: "short"}), heed.Spaced, 1*s, "short", false)
-		h.admitted(adm(heed.ScopeAdmit{Key: "none"}))
+		h.expect(a, store.Spaced, 3*s, "long", false)
+		h.expect(adm(store.ScopeAdmit{Key: "short"}), store.Spaced, 1*s, "short", false)
+		h.admitted(adm(store.ScopeAdmit{Key: "none"}))
 	}},
 	{"ReleaseOfUnknownLeaseDoesNothing", func(h *harness) {
-		a := adm(heed.ScopeAdmit{Key: "w", Gap: s, Limit: 1})
+		a := adm(store.ScopeAdmit{Key: "w", Gap: s, Limit: 1})
 		h.release(a, 0)
 		h.release(a, 12345)
 		h.release(a, 1<<63|12345)
 		l := h.admitted(a)
-		h.expect(a, heed.Busy, 0, "w", false)
+		h.expect(a, store.Busy, 0, "w", false)
 		h.release(a, l)
-		h.expect(a, heed.Spaced, s, "w", false)
+		h.expect(a, store.Spaced, s, "w", false)
 	}},
 	{"ConcurrencyCap", func(h *harness) {
-		tenant := heed.ScopeAdmit{Key: "tenant", Limit: 2}
-		a := adm(heed.ScopeAdmit{Key: "endpoint"}, tenant)
+		tenant := store.ScopeAdmit{Key: "tenant", Limit: 2}
+		a := adm(store.ScopeAdmit{Key: "endpoint"}, tenant)
 		l1, l2 := h.admitted(a), h.admitted(a)
 		if l1 == 0 || l2 == 0 || l1 == l2 {
 			h.t.Fatalf("leases %d and %d: want two distinct leases", l1, l2)
 		}
-		h.expect(a, heed.Busy, 0, "tenant", false)
-		h.expect(a, heed.Busy, 0, "tenant", false)
+		h.expect(a, store.Busy, 0, "tenant", false)
+		h.expect(a, store.Busy, 0, "tenant", false)
 		h.release(a, l1)
 		l3 := h.admitted(a)
-		h.expect(a, heed.Busy, 0, "tenant", false)
+		h.expect(a, store.Busy, 0, "tenant", false)
 		h.release(a, l2)
 		h.release(a, l3)
 		h.admitted(a)
 		h.admitted(a)
 	}},
 	{"BusyAdmissionTakesNoSlotsOrPacing", func(h *harness) {
-		tenant := heed.ScopeAdmit{Key: "tenant", Limit: 5}
-		one := heed.ScopeAdmit{Key: "one", Limit: 1}
-		paced := heed.ScopeAdmit{Key: "paced", Rate: 1, Burst: 2}
+		tenant := store.ScopeAdmit{Key: "tenant", Limit: 5}
+		one := store.ScopeAdmit{Key: "one", Limit: 1}
+		paced := store.ScopeAdmit{Key: "paced", Rate: 1, Burst: 2}
 		held := h.admitted(adm(one))
 		for range 10 {
-			h.expect(adm(tenant, paced, one), heed.Busy, 0, "one", false)
+			h.expect(adm(tenant, paced, one), store.Busy, 0, "one", false)
 		}
 		for range 5 {
 			h.admitted(adm(tenant))
 		}
-		h.expect(adm(tenant), heed.Busy, 0, "tenant", false)
+		h.expect(adm(tenant), store.Busy, 0, "tenant", false)
 		h.release(adm(one), held)
 		h.admitted(adm(paced))
 		h.admitted(adm(paced))
-		h.expect(adm(paced), heed.Paced, 1*s, "paced", true)
+		h.expect(adm(paced), store.Paced, 1*s, "paced", true)
 	}},
 	{"LeasesExpire", func(h *harness) {
-		a := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "tenant", Limit: 1}}, LeaseTTL: s}
+		a := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant", Limit: 1}}, LeaseTTL: s}
 		h.admitted(a) // never released: its process died
 		h.clock.Advance(999 * ms)
-		h.expect(a, heed.Busy, 0, "tenant", false)
+		h.expect(a, store.Busy, 0, "tenant", false)
 		h.clock.Advance(1 * ms)
 		l := h.admitted(a)
 		h.clock.Advance(500 * ms)
-		h.expect(a, heed.Busy, 0, "tenant", false)
+		h.expect(a, store.Busy, 0, "tenant", false)
 		h.release(a, l)
 		h.admitted(a)
 	}},
 	{"LeasesAreDistinct", func(h *harness) {
-		a := adm(heed.ScopeAdmit{Key: "tenant", Limit: 1000})
-		seen := make(map[heed.Lease]bool)
+		a := adm(store.ScopeAdmit{Key: "tenant", Limit: 1000})
+		seen := make(map[store.Lease]bool)
 		for range 100 {
 			l := h.admitted(a)
 			if l == 0 || seen[l] {
@@ -314,13 +314,13 @@ var cases = []struct {
 		}
 	}},
 	{"PacingBurstThenSteadyRate", func(h *harness) {
-		a := adm(heed.ScopeAdmit{Key: "e", Rate: 10, Burst: 3})
+		a := adm(store.ScopeAdmit{Key: "e", Rate: 10, Burst: 3})
 		for range 3 {
 			h.admitted(a)
 		}
-		paced := &heed.Admission{Scopes: a.Scopes, Paced: true}
+		paced := &store.Admission{Scopes: a.Scopes, Paced: true}
 		for range 5 {
-			h.expect(a, heed.Paced, 100*ms, "e", true)
+			h.expect(a, store.Paced, 100*ms, "e", true)
 			h.clock.Advance(100 * ms)
 			h.admitted(paced)
 		}
@@ -328,180 +328,180 @@ var cases = []struct {
 		for range 3 {
 			h.admitted(a)
 		}
-		h.expect(a, heed.Paced, 100*ms, "e", true)
-		h.expect(a, heed.Paced, 200*ms, "e", true) // waiters queue in order
-		h.expect(a, heed.Paced, 300*ms, "e", true)
+		h.expect(a, store.Paced, 100*ms, "e", true)
+		h.expect(a, store.Paced, 200*ms, "e", true) // waiters queue in order
+		h.expect(a, store.Paced, 300*ms, "e", true)
 	}},
 	{"PacingWaitsAreExact", func(h *harness) {
-		a := adm(heed.ScopeAdmit{Key: "e", Rate: 3})
+		a := adm(store.ScopeAdmit{Key: "e", Rate: 3})
 		h.admitted(a)
 		third := span(1, 3)
-		h.expect(a, heed.Paced, third, "e", true)
-		h.expect(a, heed.Paced, 2*third, "e", true)
+		h.expect(a, store.Paced, third, "e", true)
+		h.expect(a, store.Paced, 2*third, "e", true)
 		h.clock.Advance(time.Microsecond)
-		h.expect(a, heed.Paced, 3*third-time.Microsecond, "e", true)
+		h.expect(a, store.Paced, 3*third-time.Microsecond, "e", true)
 	}},
 	{"CostWeighsPacing", func(h *harness) {
-		big := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "tokens", Rate: 10, Burst: 5}}, Cost: 5}
+		big := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tokens", Rate: 10, Burst: 5}}, Cost: 5}
 		h.admitted(big)
-		small := &heed.Admission{Scopes: big.Scopes, Cost: 2}
-		h.expect(small, heed.Paced, 200*ms, "tokens", true)
-		h.expect(adm(big.Scopes...), heed.Paced, 300*ms, "tokens", true) // zero cost is 1
-		half := &heed.Admission{Scopes: big.Scopes, Cost: 0.5}
-		h.expect(half, heed.Paced, 350*ms, "tokens", true)
+		small := &store.Admission{Scopes: big.Scopes, Cost: 2}
+		h.expect(small, store.Paced, 200*ms, "tokens", true)
+		h.expect(adm(big.Scopes...), store.Paced, 300*ms, "tokens", true) // zero cost is 1
+		half := &store.Admission{Scopes: big.Scopes, Cost: 0.5}
+		h.expect(half, store.Paced, 350*ms, "tokens", true)
 	}},
 	{"ScopeCostOverridesRequestCost", func(h *harness) {
-		requests := heed.ScopeAdmit{Key: "requests", Rate: 10, Burst: 2}
-		tokens := heed.ScopeAdmit{Key: "tokens", Rate: 100, Burst: 100, Cost: 60}
+		requests := store.ScopeAdmit{Key: "requests", Rate: 10, Burst: 2}
+		tokens := store.ScopeAdmit{Key: "tokens", Rate: 100, Burst: 100, Cost: 60}
 		a := adm(requests, tokens)
 		h.admitted(a)
-		h.expect(a, heed.Paced, 200*ms, "tokens", true)
+		h.expect(a, store.Paced, 200*ms, "tokens", true)
 		// requests was charged one unit at the common send time.
-		h.expect(adm(requests), heed.Paced, 200*ms, "requests", true)
+		h.expect(adm(requests), store.Paced, 200*ms, "requests", true)
 	}},
 	{"BackgroundNeverBooksAhead", func(h *harness) {
-		sc := []heed.ScopeAdmit{{Key: "e", Rate: 10, Burst: 2}}
-		bg := &heed.Admission{Scopes: sc, Background: true}
+		sc := []store.ScopeAdmit{{Key: "e", Rate: 10, Burst: 2}}
+		bg := &store.Admission{Scopes: sc, Background: true}
 		h.admitted(bg)
 		h.admitted(bg)
-		h.expect(bg, heed.Paced, 100*ms, "e", false)
-		h.expect(bg, heed.Paced, 100*ms, "e", false)
-		h.expect(adm(sc...), heed.Paced, 100*ms, "e", true)
-		h.expect(bg, heed.Paced, 200*ms, "e", false)
+		h.expect(bg, store.Paced, 100*ms, "e", false)
+		h.expect(bg, store.Paced, 100*ms, "e", false)
+		h.expect(adm(sc...), store.Paced, 100*ms, "e", true)
+		h.expect(bg, store.Paced, 200*ms, "e", false)
 		h.clock.Advance(200 * ms)
 		h.admitted(bg)
 	}},
 	{"BackgroundLeavesTheReserve", func(h *harness) {
-		sc := []heed.ScopeAdmit{{Key: "e", Rate: 10, Burst: 4}}
-		bg := &heed.Admission{Scopes: sc, Background: true, Reserve: 0.5}
+		sc := []store.ScopeAdmit{{Key: "e", Rate: 10, Burst: 4}}
+		bg := &store.Admission{Scopes: sc, Background: true, Reserve: 0.5}
 		h.admitted(bg)
 		h.admitted(bg)
-		h.expect(bg, heed.Paced, 100*ms, "e", false) // half the burst is kept
+		h.expect(bg, store.Paced, 100*ms, "e", false) // half the burst is kept
 		h.admitted(adm(sc...))
 		h.admitted(adm(sc...))
-		h.expect(adm(sc...), heed.Paced, 100*ms, "e", true)
+		h.expect(adm(sc...), store.Paced, 100*ms, "e", true)
 	}},
 	{"FasterLearnedRateTakesEffectAtOnce", func(h *harness) {
-		sc := heed.ScopeAdmit{Key: "e", Rate: 1, Burst: 1}
+		sc := store.ScopeAdmit{Key: "e", Rate: 1, Burst: 1}
 		h.admitted(adm(sc))
-		h.expect(adm(sc), heed.Paced, 1*s, "e", true)
-		h.expect(adm(sc), heed.Paced, 2*s, "e", true)
+		h.expect(adm(sc), store.Paced, 1*s, "e", true)
+		h.expect(adm(sc), store.Paced, 2*s, "e", true)
 		// Three units of debt, 3s at 1/s, are 750ms at 4/s.
-		h.update(&heed.Update{Rates: []heed.RateUpdate{{Key: "e", Rate: 4, Default: 1, TTL: time.Minute}}})
-		h.expect(adm(sc), heed.Paced, 750*ms, "e", true)
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 4, Default: 1, TTL: time.Minute}}})
+		h.expect(adm(sc), store.Paced, 750*ms, "e", true)
 		// A slower rate applies from the next turn on.
-		h.update(&heed.Update{Rates: []heed.RateUpdate{{Key: "e", Rate: 2, TTL: time.Minute}}})
-		h.expect(adm(sc), heed.Paced, 1*s, "e", true)
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 2, TTL: time.Minute}}})
+		h.expect(adm(sc), store.Paced, 1*s, "e", true)
 	}},
 	{"ScopeNamedTwiceIsChargedTwice", func(h *harness) {
-		sc := heed.ScopeAdmit{Key: "e", Rate: 10, Burst: 1}
+		sc := store.ScopeAdmit{Key: "e", Rate: 10, Burst: 1}
 		h.admitted(adm(sc, sc))
-		h.expect(adm(sc), heed.Paced, 200*ms, "e", true)
+		h.expect(adm(sc), store.Paced, 200*ms, "e", true)
 	}},
 	{"PacedAdmissionIsNotChargedAgain", func(h *harness) {
-		sc := []heed.ScopeAdmit{{Key: "e", Rate: 1, Burst: 1}, {Key: "tenant", Limit: 1}}
+		sc := []store.ScopeAdmit{{Key: "e", Rate: 1, Burst: 1}, {Key: "tenant", Limit: 1}}
 		h.admitted(adm(sc[0]))
-		paced := &heed.Admission{Scopes: sc, Paced: true}
+		paced := &store.Admission{Scopes: sc, Paced: true}
 		l := h.admitted(paced)
 		if l == 0 {
 			h.t.Errorf("paced Admit = no lease, want a lease for a scope with a Limit")
 		}
-		h.expect(paced, heed.Busy, 0, "tenant", false) // caps still apply
-		h.expect(adm(sc[0]), heed.Paced, 1*s, "e", true)
+		h.expect(paced, store.Busy, 0, "tenant", false) // caps still apply
+		h.expect(adm(sc[0]), store.Paced, 1*s, "e", true)
 	}},
 	{"MaxWaitReservesNothing", func(h *harness) {
-		sc := heed.ScopeAdmit{Key: "e", Rate: 1, Burst: 1}
+		sc := store.ScopeAdmit{Key: "e", Rate: 1, Burst: 1}
 		h.admitted(adm(sc))
-		short := &heed.Admission{Scopes: []heed.ScopeAdmit{sc}, MaxWait: 500 * ms}
-		h.expect(short, heed.Paced, 1*s, "e", false)
-		h.expect(short, heed.Paced, 1*s, "e", false)
-		exact := &heed.Admission{Scopes: []heed.ScopeAdmit{sc}, MaxWait: 1 * s}
-		h.expect(exact, heed.Paced, 1*s, "e", true)
-		h.expect(adm(sc), heed.Paced, 2*s, "e", true)
-		h.expect(exact, heed.Paced, 3*s, "e", false)
+		short := &store.Admission{Scopes: []store.ScopeAdmit{sc}, MaxWait: 500 * ms}
+		h.expect(short, store.Paced, 1*s, "e", false)
+		h.expect(short, store.Paced, 1*s, "e", false)
+		exact := &store.Admission{Scopes: []store.ScopeAdmit{sc}, MaxWait: 1 * s}
+		h.expect(exact, store.Paced, 1*s, "e", true)
+		h.expect(adm(sc), store.Paced, 2*s, "e", true)
+		h.expect(exact, store.Paced, 3*s, "e", false)
 	}},
 	{"SlowestScopeSetsTheSendTimeOfAll", func(h *harness) {
-		slow := heed.ScopeAdmit{Key: "slow", Rate: 1, Burst: 1}
-		fast := heed.ScopeAdmit{Key: "fast", Rate: 10, Burst: 1}
+		slow := store.ScopeAdmit{Key: "slow", Rate: 1, Burst: 1}
+		fast := store.ScopeAdmit{Key: "fast", Rate: 10, Burst: 1}
 		a := adm(fast, slow)
 		h.admitted(a)
-		h.expect(a, heed.Paced, 1*s, "slow", true)
+		h.expect(a, store.Paced, 1*s, "slow", true)
 		// fast was reserved at the common send time, 1s from now.
-		h.expect(adm(fast), heed.Paced, 1100*ms, "fast", true)
-		short := &heed.Admission{Scopes: a.Scopes, MaxWait: 1500 * ms}
-		h.expect(short, heed.Paced, 2*s, "slow", false)
-		h.expect(adm(fast), heed.Paced, 1200*ms, "fast", true) // nothing was reserved in fast
+		h.expect(adm(fast), store.Paced, 1100*ms, "fast", true)
+		short := &store.Admission{Scopes: a.Scopes, MaxWait: 1500 * ms}
+		h.expect(short, store.Paced, 2*s, "slow", false)
+		h.expect(adm(fast), store.Paced, 1200*ms, "fast", true) // nothing was reserved in fast
 	}},
 	{"LearnedRateOverridesDefaultUntilItExpires", func(h *harness) {
-		sc := heed.ScopeAdmit{Key: "e", Rate: 100, Burst: 1}
-		h.update(&heed.Update{Rates: []heed.RateUpdate{{Key: "e", Rate: 2, TTL: 10 * s}}})
+		sc := store.ScopeAdmit{Key: "e", Rate: 100, Burst: 1}
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 2, TTL: 10 * s}}})
 		h.admitted(adm(sc))
-		h.expect(adm(sc), heed.Paced, 500*ms, "e", true)
+		h.expect(adm(sc), store.Paced, 500*ms, "e", true)
 		h.clock.Advance(10 * s) // the learned rate holds until, not at, its TTL
 		h.admitted(adm(sc))
-		h.expect(adm(sc), heed.Paced, 10*ms, "e", true)
+		h.expect(adm(sc), store.Paced, 10*ms, "e", true)
 	}},
 	{"LearnedBurst", func(h *harness) {
-		sc := heed.ScopeAdmit{Key: "e", Rate: 1, Burst: 10}
-		h.update(&heed.Update{Rates: []heed.RateUpdate{{Key: "e", Rate: 10, Burst: 3, TTL: time.Minute}}})
+		sc := store.ScopeAdmit{Key: "e", Rate: 1, Burst: 10}
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 10, Burst: 3, TTL: time.Minute}}})
 		for range 3 {
 			h.admitted(adm(sc))
 		}
-		h.expect(adm(sc), heed.Paced, 100*ms, "e", true)
+		h.expect(adm(sc), store.Paced, 100*ms, "e", true)
 	}},
 	{"SmallerLearnedBurstForgivesDebt", func(h *harness) {
-		sc := heed.ScopeAdmit{Key: "e", Rate: 1, Burst: 1}
-		h.update(&heed.Update{Rates: []heed.RateUpdate{{Key: "e", Rate: 10, Burst: 5, TTL: time.Minute}}})
+		sc := store.ScopeAdmit{Key: "e", Rate: 1, Burst: 1}
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 10, Burst: 5, TTL: time.Minute}}})
 		for range 5 {
 			h.admitted(adm(sc))
 		}
 		// 500ms of debt under burst 5; burst 2 allows 200ms at most.
-		h.update(&heed.Update{Rates: []heed.RateUpdate{{Key: "e", Rate: 10, Burst: 2, TTL: time.Minute}}})
-		h.expect(adm(sc), heed.Paced, 100*ms, "e", true)
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 10, Burst: 2, TTL: time.Minute}}})
+		h.expect(adm(sc), store.Paced, 100*ms, "e", true)
 	}},
 	{"ChargesReconcileLearnedPacing", func(h *harness) {
-		sc := heed.ScopeAdmit{Key: "tokens", Rate: 100, Burst: 1}
+		sc := store.ScopeAdmit{Key: "tokens", Rate: 100, Burst: 1}
 		charge := func(cost float64) {
-			h.update(&heed.Update{Charges: []heed.Charge{{Key: "tokens", Cost: cost}, {Key: "unknown", Cost: cost}}})
+			h.update(&store.Update{Charges: []store.Charge{{Key: "tokens", Cost: cost}, {Key: "unknown", Cost: cost}}})
 		}
 		charge(50) // no learned rate: left alone
 		h.admitted(adm(sc))
-		h.expect(adm(sc), heed.Paced, 10*ms, "tokens", true)
+		h.expect(adm(sc), store.Paced, 10*ms, "tokens", true)
 		h.clock.Advance(time.Second)
-		h.update(&heed.Update{Rates: []heed.RateUpdate{{Key: "tokens", Rate: 10, TTL: time.Minute}}})
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "tokens", Rate: 10, TTL: time.Minute}}})
 		h.admitted(adm(sc))
 		charge(3) // the request cost 4, not 1
-		h.expect(adm(sc), heed.Paced, 400*ms, "tokens", true)
+		h.expect(adm(sc), store.Paced, 400*ms, "tokens", true)
 		charge(-2)
-		h.expect(adm(sc), heed.Paced, 300*ms, "tokens", true)
+		h.expect(adm(sc), store.Paced, 300*ms, "tokens", true)
 		charge(-10) // a refund brings the debt to none, not below
 		h.admitted(adm(sc))
-		h.expect(adm(sc), heed.Paced, 100*ms, "tokens", true)
+		h.expect(adm(sc), store.Paced, 100*ms, "tokens", true)
 	}},
 	{"RateUpdateArithmetic", runRateUpdates},
 	{"UpdatesOfSeveralScopesAtOnce", func(h *harness) {
-		h.update(&heed.Update{
-			Blocks: []heed.Block{{Key: "a", For: s}, {Key: "b", For: 2 * s}},
-			Rates:  []heed.RateUpdate{{Key: "a", Rate: 1, TTL: time.Minute}, {Key: "c", Rate: 4, TTL: time.Minute}},
+		h.update(&store.Update{
+			Blocks: []store.Block{{Key: "a", For: s}, {Key: "b", For: 2 * s}},
+			Rates:  []store.RateUpdate{{Key: "a", Rate: 1, TTL: time.Minute}, {Key: "c", Rate: 4, TTL: time.Minute}},
 		})
-		h.expect(adm(heed.ScopeAdmit{Key: "a"}, heed.ScopeAdmit{Key: "b"}), heed.Blocked, 2*s, "b", false)
-		h.admitted(adm(heed.ScopeAdmit{Key: "c"}))
-		h.expect(adm(heed.ScopeAdmit{Key: "c"}), heed.Paced, 250*ms, "c", true)
+		h.expect(adm(store.ScopeAdmit{Key: "a"}, store.ScopeAdmit{Key: "b"}), store.Blocked, 2*s, "b", false)
+		h.admitted(adm(store.ScopeAdmit{Key: "c"}))
+		h.expect(adm(store.ScopeAdmit{Key: "c"}), store.Paced, 250*ms, "c", true)
 		h.clock.Advance(s)
-		h.admitted(adm(heed.ScopeAdmit{Key: "a"}))
-		h.expect(adm(heed.ScopeAdmit{Key: "a"}), heed.Paced, s, "a", true)
+		h.admitted(adm(store.ScopeAdmit{Key: "a"}))
+		h.expect(adm(store.ScopeAdmit{Key: "a"}), store.Paced, s, "a", true)
 	}},
 	{"CanceledContext", func(h *harness) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		if _, err := h.s.Admit(ctx, adm(heed.ScopeAdmit{Key: "e", Limit: 1})); err == nil {
+		if _, err := h.s.Admit(ctx, adm(store.ScopeAdmit{Key: "e", Limit: 1})); err == nil {
 			h.t.Errorf("Admit with a canceled context: nil error, want one")
 		}
-		h.admitted(adm(heed.ScopeAdmit{Key: "e", Limit: 1}))
+		h.admitted(adm(store.ScopeAdmit{Key: "e", Limit: 1}))
 	}},
 	{"ConcurrentAdmissionsRespectTheCap", func(h *harness) {
 		const limit, workers, rounds = 3, 8, 25
-		a := adm(heed.ScopeAdmit{Key: "tenant", Limit: limit}, heed.ScopeAdmit{Key: "e", Rate: 1e6, Burst: 1e6})
+		a := adm(store.ScopeAdmit{Key: "tenant", Limit: limit}, store.ScopeAdmit{Key: "e", Rate: 1e6, Burst: 1e6})
 		var held, peak, admitted atomic.Int64
 		var wg sync.WaitGroup
 		for range workers {
@@ -512,7 +512,7 @@ var cases = []struct {
 						h.t.Errorf("Admit error: %v", err)
 						return
 					}
-					if d.Reason != heed.Admitted {
+					if d.Reason != store.Admitted {
 						continue
 					}
 					admitted.Add(1)
@@ -546,21 +546,21 @@ func runRateUpdates(h *harness) {
 	const def = 1000.0 // the scope's default rate
 	for i, tc := range []struct {
 		name    string
-		updates []heed.RateUpdate
+		updates []store.RateUpdate
 		advance time.Duration // before the last update
 		want    float64
 	}{
-		{"Rate sets", []heed.RateUpdate{{Rate: 4}}, 0, 4},
-		{"Factor scales the learned rate", []heed.RateUpdate{{Rate: 4}, {Factor: 0.5}}, 0, 2},
-		{"Add adds", []heed.RateUpdate{{Rate: 4}, {Add: 1}}, 0, 5},
-		{"Factor then Add", []heed.RateUpdate{{Rate: 4}, {Factor: 0.5, Add: 1}}, 0, 3},
-		{"Default when none is learned", []heed.RateUpdate{{Default: 8, Factor: 0.5}}, 0, 4},
-		{"Default when the learned rate expired", []heed.RateUpdate{{Rate: 4, TTL: s}, {Default: 10, Factor: 0.5}}, s, 5},
-		{"Max clamps", []heed.RateUpdate{{Rate: 50, Max: 20}}, 0, 20},
-		{"Min clamps", []heed.RateUpdate{{Rate: 4}, {Factor: 0.1, Min: 2}}, 0, 2},
-		{"Rate wins over Factor", []heed.RateUpdate{{Rate: 4}, {Rate: 5, Factor: 10}}, 0, 5},
-		{"Repeated decrease", []heed.RateUpdate{{Rate: 16}, {Factor: 0.5}, {Factor: 0.5}, {Factor: 0.5}}, 0, 2},
-		{"Non-positive result leaves the default", []heed.RateUpdate{{Rate: 4}, {Add: -10}}, 0, def},
+		{"Rate sets", []store.RateUpdate{{Rate: 4}}, 0, 4},
+		{"Factor scales the learned rate", []store.RateUpdate{{Rate: 4}, {Factor: 0.5}}, 0, 2},
+		{"Add adds", []store.RateUpdate{{Rate: 4}, {Add: 1}}, 0, 5},
+		{"Factor then Add", []store.RateUpdate{{Rate: 4}, {Factor: 0.5, Add: 1}}, 0, 3},
+		{"Default when none is learned", []store.RateUpdate{{Default: 8, Factor: 0.5}}, 0, 4},
+		{"Default when the learned rate expired", []store.RateUpdate{{Rate: 4, TTL: s}, {Default: 10, Factor: 0.5}}, s, 5},
+		{"Max clamps", []store.RateUpdate{{Rate: 50, Max: 20}}, 0, 20},
+		{"Min clamps", []store.RateUpdate{{Rate: 4}, {Factor: 0.1, Min: 2}}, 0, 2},
+		{"Rate wins over Factor", []store.RateUpdate{{Rate: 4}, {Rate: 5, Factor: 10}}, 0, 5},
+		{"Repeated decrease", []store.RateUpdate{{Rate: 16}, {Factor: 0.5}, {Factor: 0.5}, {Factor: 0.5}}, 0, 2},
+		{"Non-positive result leaves the default", []store.RateUpdate{{Rate: 4}, {Add: -10}}, 0, def},
 	} {
 		key := "rates " + string(rune('a'+i))
 		for j, u := range tc.updates {
@@ -571,12 +571,12 @@ func runRateUpdates(h *harness) {
 			if u.TTL == 0 {
 				u.TTL = time.Hour
 			}
-			h.update(&heed.Update{Rates: []heed.RateUpdate{u}})
+			h.update(&store.Update{Rates: []store.RateUpdate{u}})
 		}
-		a := adm(heed.ScopeAdmit{Key: key, Rate: def, Burst: 1})
+		a := adm(store.ScopeAdmit{Key: key, Rate: def, Burst: 1})
 		h.admitted(a)
 		d := h.admit(a)
-		if want := span(1, tc.want); d.Reason != heed.Paced || d.Wait != want {
+		if want := span(1, tc.want); d.Reason != store.Paced || d.Wait != want {
 			h.t.Errorf("%s: second Admit = %s, want paced for %v (rate %v)", tc.name, describe(d), want, tc.want)
 		}
 	}

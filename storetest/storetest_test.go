@@ -4,12 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/memstore"
+	"github.com/heedhttp/heed/store"
 	"github.com/heedhttp/heed/storetest"
 )
 
-func newMemoryStore(t *testing.T, now func() time.Time) heed.Store {
-	return &heed.MemoryStore{Now: now}
+func newMemoryStore(t *testing.T, now func() time.Time) store.Store {
+	return &memstore.Store{Now: now}
 }
 
 // The suite passes on the reference it is drawn from.

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/heedhttp/heed/sim"
 	"github.com/heedhttp/heed/internal/workload"
+	"github.com/heedhttp/heed/sim"
 )
 
 const demoUsage = `usage: heed demo [flags]

@@ -55,7 +55,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
 		return usagef("proxy: -upstream must be an http or https URL, got %q", *upstreamFlag)
 	}
-	var p *heed.Profile
+	var p *profile.Profile
 	switch *profileName {
 	case "jira":
 		p = profile.Jira()

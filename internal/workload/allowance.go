@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/profile"
 	"github.com/heedhttp/heed/sim"
 )
 
@@ -100,10 +100,10 @@ func limitScope(l *sim.Limit, op *Op) (string, bool) {
 	case sim.PerGlobal:
 		return "global", true
 	case sim.PerEndpoint:
-		return op.Tenant + " " + heed.EndpointKey(op.Method, path), true
+		return op.Tenant + " " + profile.EndpointKey(op.Method, path), true
 	case sim.PerKey:
 		k := l.Key(&sim.Request{Method: op.Method, Path: path, Tenant: op.Tenant,
-			Endpoint: heed.EndpointKey(op.Method, path), Header: http.Header{}, Body: op.Body})
+			Endpoint: profile.EndpointKey(op.Method, path), Header: http.Header{}, Body: op.Body})
 		return op.Tenant + " " + k, k != ""
 	}
 	return op.Tenant, true

@@ -29,7 +29,7 @@ func Clients(p sim.Profile) []Client {
 
 // HeedProfile returns heed's profile for a server imitating p: Jira's for
 // jira, the generic one (nil) for the others.
-func HeedProfile(p sim.Profile) *heed.Profile {
+func HeedProfile(p sim.Profile) *profile.Profile {
 	switch p {
 	case sim.Jira, "":
 		return profile.Jira()
@@ -90,7 +90,7 @@ func (n *naiveRetry) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // Heed is heed.Transport with profile p (nil means the generic profile),
 // seeded jitter, and every other field at its default.
-func Heed(p *heed.Profile) Client {
+func Heed(p *profile.Profile) Client {
 	return Client{Name: "heed", New: func(base http.RoundTripper) http.RoundTripper {
 		return &heed.Transport{Base: base, Profile: p, Rand: rand.New(rand.NewPCG(1, 2))}
 	}}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/profile"
 )
 
@@ -52,7 +51,7 @@ const (
 func (s *SeedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	tenant := "tenant:" + req.URL.Scheme + "://" + req.URL.Host
-	endpoint := req.URL.Host + " " + heed.EndpointKey(req.Method, req.URL.Path)
+	endpoint := req.URL.Host + " " + profile.EndpointKey(req.Method, req.URL.Path)
 	issue := ""
 	switch req.Method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:

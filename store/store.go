@@ -1,16 +1,21 @@
-package heed
+// Package store is heed's store protocol: what a [Store] keeps for every
+// caller of a heed.Transport, and the requests the Transport makes of it.
+// It is to heed what database/sql/driver is to database/sql: stores
+// (package memstore, package redisstore) implement it, and package
+// storetest checks that they do, without importing the Transport.
+package store
 
 import (
 	"context"
 	"time"
 )
 
-// Store holds the coordination state that every caller of a [Transport]
+// Store holds the coordination state that every caller of a heed.Transport
 // shares: which scopes are blocked and until when, each scope's pacing state
 // and learned rate, concurrency leases, and write spacing.
 //
 // Every method is atomic. A Store shared by several Transports (in one
-// process with [NewMemoryStore], or across processes with package
+// process with package memstore, or across processes with package
 // redisstore) makes them behave as one client.
 //
 // Times are the store's own: a Store measures durations on its clock (the
@@ -27,6 +32,19 @@ type Store interface {
 	// a shorter block never shortens a longer one) and learned rates.
 	Update(ctx context.Context, u *Update) error
 }
+
+// Defaults a Store applies when an Admission or RateUpdate leaves them zero.
+const (
+	// DefaultLeaseTTL bounds how long a concurrency lease is held when it
+	// is never released (a process that died mid-request).
+	DefaultLeaseTTL = 2 * time.Minute
+	// DefaultRateTTL is how long a learned rate holds when a RateUpdate
+	// does not say.
+	DefaultRateTTL = 10 * time.Minute
+	// BusyPoll is the Wait of a Busy decision: a hint of when to ask again,
+	// since a slot may free at any moment.
+	BusyPoll = 50 * time.Millisecond
+)
 
 // Lease identifies one admitted request's hold on the concurrency slots of
 // its scopes. The zero Lease holds nothing.
@@ -187,8 +205,9 @@ func (u *RateUpdate) Apply(cur float64) float64 {
 	return r
 }
 
-// cost returns what the request takes from its i-th scope.
-func (a *Admission) cost(i int) float64 {
+// CostOf returns what the request takes from its i-th scope: the scope's
+// Cost, else the admission's, else 1.
+func (a *Admission) CostOf(i int) float64 {
 	if c := a.Scopes[i].Cost; c > 0 {
 		return c
 	}

@@ -1,4 +1,4 @@
-package heed_test
+package memstore_test
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/memstore"
+	"github.com/heedhttp/heed/store"
 )
 
-func admit(t *testing.T, s heed.Store, a *heed.Admission) heed.Decision {
+func admit(t *testing.T, s store.Store, a *store.Admission) store.Decision {
 	t.Helper()
 	d, err := s.Admit(context.Background(), a)
 	if err != nil {
@@ -25,15 +26,15 @@ func TestMemoryStoreStaysBounded(t *testing.T) {
 		t.Skip("a million admissions")
 	}
 	synctest.Test(t, func(t *testing.T) {
-		s := heed.NewMemoryStore()
+		s := memstore.New()
 		peak := 0
 		for i := range 1_000_000 {
-			a := &heed.Admission{Scopes: []heed.ScopeAdmit{
+			a := &store.Admission{Scopes: []store.ScopeAdmit{
 				{Key: "tenant t", Limit: 8},
 				{Key: fmt.Sprintf("endpoint t GET /files/f%dx", i), Rate: 100, Burst: 100},
 			}}
 			d := admit(t, s, a)
-			if d.Reason != heed.Admitted {
+			if d.Reason != store.Admitted {
 				t.Fatalf("admission %d: %v, want admitted", i, d.Reason)
 			}
 			if err := s.Release(context.Background(), a, d.Lease); err != nil {
@@ -53,12 +54,12 @@ func TestMemoryStoreStaysBounded(t *testing.T) {
 // Blocks merge by maximum: a shorter block never shortens a longer one.
 func TestMemoryStoreBlocksMergeByMax(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := heed.NewMemoryStore()
+		s := memstore.New()
 		ctx := context.Background()
-		_ = s.Update(ctx, &heed.Update{Blocks: []heed.Block{{Key: "e", For: 10 * time.Second}}})
-		_ = s.Update(ctx, &heed.Update{Blocks: []heed.Block{{Key: "e", For: 2 * time.Second}}})
-		d := admit(t, s, &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "g"}, {Key: "e"}}})
-		if d.Reason != heed.Blocked || d.Wait != 10*time.Second || d.Scope != "e" {
+		_ = s.Update(ctx, &store.Update{Blocks: []store.Block{{Key: "e", For: 10 * time.Second}}})
+		_ = s.Update(ctx, &store.Update{Blocks: []store.Block{{Key: "e", For: 2 * time.Second}}})
+		d := admit(t, s, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "g"}, {Key: "e"}}})
+		if d.Reason != store.Blocked || d.Wait != 10*time.Second || d.Scope != "e" {
 			t.Errorf("Admit = %+v, want blocked on e for 10s", d)
 		}
 	})
@@ -67,15 +68,15 @@ func TestMemoryStoreBlocksMergeByMax(t *testing.T) {
 // A pacing wait beyond MaxWait reserves nothing.
 func TestMemoryStoreMaxWaitReservesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := heed.NewMemoryStore()
-		a := &heed.Admission{Scopes: []heed.ScopeAdmit{{Key: "e", Rate: 1, Burst: 1}}, MaxWait: 500 * time.Millisecond}
-		if d := admit(t, s, a); d.Reason != heed.Admitted {
+		s := memstore.New()
+		a := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 1, Burst: 1}}, MaxWait: 500 * time.Millisecond}
+		if d := admit(t, s, a); d.Reason != store.Admitted {
 			t.Fatalf("first: %v", d.Reason)
 		}
 		before, _ := s.Snapshot("e")
 		d := admit(t, s, a)
 		after, _ := s.Snapshot("e")
-		if d.Reason != heed.Paced || d.Reserved || d.Wait != time.Second || !after.TAT.Equal(before.TAT) {
+		if d.Reason != store.Paced || d.Reserved || d.Wait != time.Second || !after.TAT.Equal(before.TAT) {
 			t.Errorf("Admit = %+v, TAT moved %v; want a 1s pacing wait, not reserved", d, after.TAT.Sub(before.TAT))
 		}
 	})
@@ -84,13 +85,13 @@ func TestMemoryStoreMaxWaitReservesNothing(t *testing.T) {
 // Learned rates override defaults until they expire; AIMD updates compose.
 func TestMemoryStoreLearnedRates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := heed.NewMemoryStore()
+		s := memstore.New()
 		ctx := context.Background()
-		_ = s.Update(ctx, &heed.Update{Rates: []heed.RateUpdate{{Key: "e", Factor: 0.5, Default: 10, TTL: time.Minute}}})
+		_ = s.Update(ctx, &store.Update{Rates: []store.RateUpdate{{Key: "e", Factor: 0.5, Default: 10, TTL: time.Minute}}})
 		if snap, _ := s.Snapshot("e"); snap.Rate != 5 {
 			t.Errorf("after halving the default 10, rate = %v, want 5", snap.Rate)
 		}
-		_ = s.Update(ctx, &heed.Update{Rates: []heed.RateUpdate{{Key: "e", Add: 1, Max: 5.5, Default: 10, TTL: time.Minute}}})
+		_ = s.Update(ctx, &store.Update{Rates: []store.RateUpdate{{Key: "e", Add: 1, Max: 5.5, Default: 10, TTL: time.Minute}}})
 		if snap, _ := s.Snapshot("e"); snap.Rate != 5.5 {
 			t.Errorf("after adding 1 capped at 5.5, rate = %v, want 5.5", snap.Rate)
 		}

@@ -1,4 +1,6 @@
-package heed
+// Package memstore is the in-process [store.Store]: the default of a
+// heed.Transport whose Store is nil.
+package memstore
 
 import (
 	"cmp"
@@ -7,32 +9,28 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed/limiter"
+	"github.com/heedhttp/heed/store"
 )
 
-// Defaults of the memory store.
-const (
-	defaultLeaseTTL = 2 * time.Minute
-	defaultRateTTL  = 10 * time.Minute
-	busyPoll        = 50 * time.Millisecond
-	minSweep        = 1024
-)
+// minSweep is the fewest scopes the map holds before a sweep.
+const minSweep = 1024
 
-// MemoryStore is a [Store] in one process's memory: the default of a
-// [Transport] whose Store is nil. Share one MemoryStore between Transports
+// Store is a [store.Store] in one process's memory: the default of a
+// heed.Transport whose Store is nil. Share one Store between Transports
 // (for example one per tenant) to share their state.
 //
 // Scopes that hold nothing (no block, no lease, no pacing debt, no learned
 // rate) are evicted as the map grows, so memory stays bounded however many
-// distinct paths are called. The zero MemoryStore is empty and ready to use.
-// A MemoryStore is safe for concurrent use.
-type MemoryStore struct {
+// distinct paths are called. The zero Store is empty and ready to use.
+// A Store is safe for concurrent use.
+type Store struct {
 	// Now returns the current time. Nil means time.Now. Tests of stores
 	// that cannot run in a synctest bubble set it to a manual clock.
 	Now func() time.Time
 
 	mu        sync.Mutex
 	scopes    map[string]*scopeState
-	nextLease Lease
+	nextLease store.Lease
 	sweepAt   int // sweep when len(scopes) reaches this
 }
 
@@ -43,15 +41,15 @@ type scopeState struct {
 	rate         float64   // learned rate; zero when none
 	burst        float64
 	rateUntil    time.Time
-	leases       map[Lease]time.Time // lease -> expiry
+	leases       map[store.Lease]time.Time // lease -> expiry
 }
 
-var _ Store = (*MemoryStore)(nil)
+var _ store.Store = (*Store)(nil)
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore { return &MemoryStore{} }
+// New returns an empty Store.
+func New() *Store { return &Store{} }
 
-func (s *MemoryStore) now() time.Time {
+func (s *Store) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
 	}
@@ -59,13 +57,13 @@ func (s *MemoryStore) now() time.Time {
 }
 
 // Len reports how many scopes the store holds state for.
-func (s *MemoryStore) Len() int {
+func (s *Store) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.scopes)
 }
 
-func (s *MemoryStore) state(key string, now time.Time) *scopeState {
+func (s *Store) state(key string, now time.Time) *scopeState {
 	st := s.scopes[key]
 	if st == nil {
 		if s.scopes == nil {
@@ -82,7 +80,7 @@ func (s *MemoryStore) state(key string, now time.Time) *scopeState {
 
 // sweep drops every scope that holds nothing at now. It runs when the map
 // has doubled since the last sweep, so its cost is amortised over inserts.
-func (s *MemoryStore) sweep(now time.Time) {
+func (s *Store) sweep(now time.Time) {
 	for k, st := range s.scopes {
 		if st.idle(now) {
 			delete(s.scopes, k)
@@ -108,7 +106,7 @@ func (st *scopeState) expireLeases(now time.Time) {
 // pace returns the scope's pace: its learned rate while one holds, else the
 // admission's default. For a background admission a, the burst is cut by
 // its reserve.
-func (st *scopeState) pace(sc *ScopeAdmit, now time.Time, a *Admission) limiter.Pace {
+func (st *scopeState) pace(sc *store.ScopeAdmit, now time.Time, a *store.Admission) limiter.Pace {
 	p := limiter.Pace{Rate: sc.Rate, Burst: sc.Burst}
 	if st.rate > 0 && st.rateUntil.After(now) {
 		p = limiter.Pace{Rate: st.rate, Burst: st.burst}
@@ -119,10 +117,10 @@ func (st *scopeState) pace(sc *ScopeAdmit, now time.Time, a *Admission) limiter.
 	return p
 }
 
-// Admit implements [Store].
-func (s *MemoryStore) Admit(ctx context.Context, a *Admission) (Decision, error) {
+// Admit implements [store.Store].
+func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, error) {
 	if err := ctx.Err(); err != nil {
-		return Decision{}, err
+		return store.Decision{}, err
 	}
 	now := s.now()
 	s.mu.Lock()
@@ -135,17 +133,17 @@ func (s *MemoryStore) Admit(ctx context.Context, a *Admission) (Decision, error)
 	}
 
 	// Blocks first: nothing is reserved for a request that cannot go.
-	if d, ok := longest(a, sts, now, Blocked, func(st *scopeState) time.Time { return st.blockedUntil }); ok {
+	if d, ok := longest(a, sts, now, store.Blocked, func(st *scopeState) time.Time { return st.blockedUntil }); ok {
 		return d, nil
 	}
-	if d, ok := longest(a, sts, now, Spaced, func(st *scopeState) time.Time { return st.notBefore }); ok {
+	if d, ok := longest(a, sts, now, store.Spaced, func(st *scopeState) time.Time { return st.notBefore }); ok {
 		return d, nil
 	}
 	for i, st := range sts {
 		if lim := a.Scopes[i].Limit; lim > 0 {
 			st.expireLeases(now)
 			if len(st.leases) >= lim {
-				return Decision{Reason: Busy, Wait: busyPoll, Scope: a.Scopes[i].Key}, nil
+				return store.Decision{Reason: store.Busy, Wait: store.BusyPoll, Scope: a.Scopes[i].Key}, nil
 			}
 		}
 	}
@@ -155,27 +153,27 @@ func (s *MemoryStore) Admit(ctx context.Context, a *Admission) (Decision, error)
 		var wait time.Duration
 		slowest := -1
 		for i, st := range sts {
-			if w := st.pace(&a.Scopes[i], now, a).Check(st.tat, now, a.cost(i)); w > wait {
+			if w := st.pace(&a.Scopes[i], now, a).Check(st.tat, now, a.CostOf(i)); w > wait {
 				wait, slowest = w, i
 			}
 		}
 		if a.MaxWait > 0 && wait > a.MaxWait || a.Background && wait > 0 {
 			// Too long, or a background request, which never books ahead.
-			return Decision{Reason: Paced, Wait: wait, Scope: a.Scopes[slowest].Key}, nil
+			return store.Decision{Reason: store.Paced, Wait: wait, Scope: a.Scopes[slowest].Key}, nil
 		}
 		at := now.Add(wait)
 		for i, st := range sts {
-			st.tat, _ = st.pace(&a.Scopes[i], now, nil).Reserve(st.tat, at, a.cost(i))
+			st.tat, _ = st.pace(&a.Scopes[i], now, nil).Reserve(st.tat, at, a.CostOf(i))
 		}
 		if wait > 0 {
-			return Decision{Reason: Paced, Wait: wait, Scope: a.Scopes[slowest].Key, Reserved: true}, nil
+			return store.Decision{Reason: store.Paced, Wait: wait, Scope: a.Scopes[slowest].Key, Reserved: true}, nil
 		}
 	}
 
-	lease := Lease(0)
+	lease := store.Lease(0)
 	ttl := a.LeaseTTL
 	if ttl <= 0 {
-		ttl = defaultLeaseTTL
+		ttl = store.DefaultLeaseTTL
 	}
 	for i, st := range sts {
 		if a.Scopes[i].Limit > 0 || a.Scopes[i].Gap > 0 {
@@ -184,17 +182,17 @@ func (s *MemoryStore) Admit(ctx context.Context, a *Admission) (Decision, error)
 				lease = s.nextLease
 			}
 			if st.leases == nil {
-				st.leases = make(map[Lease]time.Time, 4)
+				st.leases = make(map[store.Lease]time.Time, 4)
 			}
 			st.leases[lease] = now.Add(ttl)
 		}
 	}
-	return Decision{Reason: Admitted, Lease: lease}, nil
+	return store.Decision{Reason: store.Admitted, Lease: lease}, nil
 }
 
 // longest returns a decision to wait for the latest of the instants at that
 // lies after now, if any does.
-func longest(a *Admission, sts []*scopeState, now time.Time, r WaitReason, at func(*scopeState) time.Time) (Decision, bool) {
+func longest(a *store.Admission, sts []*scopeState, now time.Time, r store.WaitReason, at func(*scopeState) time.Time) (store.Decision, bool) {
 	var until time.Time
 	scope := -1
 	for i, st := range sts {
@@ -203,13 +201,13 @@ func longest(a *Admission, sts []*scopeState, now time.Time, r WaitReason, at fu
 		}
 	}
 	if scope < 0 {
-		return Decision{}, false
+		return store.Decision{}, false
 	}
-	return Decision{Reason: r, Wait: until.Sub(now), Scope: a.Scopes[scope].Key}, true
+	return store.Decision{Reason: r, Wait: until.Sub(now), Scope: a.Scopes[scope].Key}, true
 }
 
-// Release implements [Store].
-func (s *MemoryStore) Release(ctx context.Context, a *Admission, lease Lease) error {
+// Release implements [store.Store].
+func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lease) error {
 	if lease == 0 {
 		return nil
 	}
@@ -240,8 +238,8 @@ func (s *MemoryStore) Release(ctx context.Context, a *Admission, lease Lease) er
 	return nil
 }
 
-// Update implements [Store].
-func (s *MemoryStore) Update(ctx context.Context, u *Update) error {
+// Update implements [store.Store].
+func (s *Store) Update(ctx context.Context, u *store.Update) error {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -263,7 +261,7 @@ func (s *MemoryStore) Update(ctx context.Context, u *Update) error {
 		}
 		ttl := r.TTL
 		if ttl <= 0 {
-			ttl = defaultRateTTL
+			ttl = store.DefaultRateTTL
 		}
 		rate := r.Apply(cur)
 		if old := cmp.Or(cur, r.Default); old > 0 && rate > old && st.tat.After(now) {
@@ -290,7 +288,7 @@ func (s *MemoryStore) Update(ctx context.Context, u *Update) error {
 	return nil
 }
 
-// Snapshot is what a [MemoryStore] holds for one scope, for tests and
+// Snapshot is what a [Store] holds for one scope, for tests and
 // diagnostics.
 type Snapshot struct {
 	BlockedUntil time.Time
@@ -302,7 +300,7 @@ type Snapshot struct {
 
 // Snapshot returns what the store holds for the scope key, and whether it
 // holds anything.
-func (s *MemoryStore) Snapshot(key string) (Snapshot, bool) {
+func (s *Store) Snapshot(key string) (Snapshot, bool) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,44 @@
+package profile
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/heedhttp/heed/header"
+)
+
+// Jira returns the profile of Jira Cloud (seed 000): endpoints paced at half
+// of Jira's default rates, writes to one issue one at a time 350ms apart
+// (20 per 2 s and 100 per 30 s are allowed per issue), and a throttle with
+// no reason blocking its endpoint.
+func Jira() *Profile {
+	return &Profile{
+		Name:         "jira",
+		WriteKey:     func(r *http.Request) string { return JiraIssueKey(r.URL.Path) },
+		WriteGap:     350 * time.Millisecond,
+		Rate:         DefaultRate,
+		UnknownScope: header.ScopeEndpoint,
+	}
+}
+
+// JiraIssueKey returns the issue key or id in a Jira REST path such as
+// /rest/api/3/issue/PROJ-1/comment, or "" when the path names no issue.
+func JiraIssueKey(path string) string {
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	const marker = "/issue/"
+	i := strings.Index(path, marker)
+	if i < 0 {
+		return ""
+	}
+	rest := path[i+len(marker):]
+	if j := strings.IndexByte(rest, '/'); j >= 0 {
+		rest = rest[:j]
+	}
+	if !IsID(rest) {
+		return ""
+	}
+	return rest
+}
