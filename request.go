@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/heedhttp/heed/header"
+	"github.com/heedhttp/heed/internal/scope"
 	"github.com/heedhttp/heed/profile"
 	"github.com/heedhttp/heed/store"
 )
@@ -50,16 +51,19 @@ func (t *Transport) classify(req *http.Request) *request {
 
 	// One string holds the tenant and endpoint keys: the tenant's is a
 	// prefix of the endpoint's.
-	var b strings.Builder
-	if p == nil || p.Tenant == nil {
-		b.Grow(len(req.URL.Scheme) + 3 + len(req.URL.Host) + 2 + len(req.Method) + len(req.URL.Path) + 8)
+	opts := optionsFrom(req.Context())
+	account := opts.tenant
+	if account == "" {
+		account = p.AccountOf(req)
 	}
-	if p != nil && p.Tenant != nil {
-		b.WriteString(p.Tenant(req))
-	} else {
-		b.WriteString(req.URL.Scheme)
-		b.WriteString("://")
-		b.WriteString(req.URL.Host)
+	var b strings.Builder
+	b.Grow(len(req.URL.Scheme) + 3 + len(req.URL.Host) + 1 + scope.AccountLen + 1 + len(req.Method) + 1 + len(req.URL.Path) + 8)
+	b.WriteString(req.URL.Scheme)
+	b.WriteString("://")
+	b.WriteString(req.URL.Host)
+	if account != "" {
+		b.WriteByte('#')
+		b.WriteString(scope.Account(t.TenantSecret, account))
 	}
 	nt := b.Len()
 	b.WriteByte(' ')
@@ -81,7 +85,6 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.scopes[iKey] = store.ScopeAdmit{Key: r.tenant + " key:" + r.key, Limit: 1, Gap: p.Gap()}
 		n = 4
 	}
-	opts := optionsFrom(req.Context())
 	for _, sub := range t.learner.subScopes(keys, r.kind()) {
 		sc := store.ScopeAdmit{Key: sub.key}
 		if sub.units {
@@ -155,6 +158,7 @@ func (r *request) blockScope(reasonScope string, p *profile.Profile) string {
 type ctxKey struct{}
 
 type options struct {
+	tenant   string
 	failFast bool
 	cost     float64
 	priority Priority
@@ -215,5 +219,17 @@ func WithFailFast(ctx context.Context) context.Context {
 func WithCost(ctx context.Context, cost float64) context.Context {
 	o := optionsFrom(ctx)
 	o.cost = cost
+	return context.WithValue(ctx, ctxKey{}, o)
+}
+
+// WithTenant returns a context that counts a request against the account
+// id of its origin (an API token, a workspace, a site), instead of what
+// [profile.Profile.Account] says: requests of different ids share no
+// allowance, no block and no concurrency cap. heed keys the tenant by a
+// short keyed hash of id (see [Transport.TenantSecret]); id itself is never
+// stored, logged or reported.
+func WithTenant(ctx context.Context, id string) context.Context {
+	o := optionsFrom(ctx)
+	o.tenant = id
 	return context.WithValue(ctx, ctxKey{}, o)
 }

@@ -123,6 +123,15 @@ type Transport struct {
 	// breaker. Breakers live in this Transport, not in the Store.
 	Breaker *breaker.Settings
 
+	// TenantSecret keys the hash that names a tenant by its account (see
+	// [WithTenant] and [profile.Profile.Account]), so that account names in
+	// a shared store, in logs and in errors cannot be traced back to a
+	// credential by whoever can guess it. Every process sharing a Store
+	// must use the same secret. Nil means a key built into heed: raw values
+	// are still never stored, but a guessed credential can be checked
+	// against its name.
+	TenantSecret []byte
+
 	// Rand supplies jitter. Nil means the math/rand/v2 global source.
 	// A Rand is not safe for concurrent use; the Transport locks it.
 	Rand *rand.Rand

@@ -26,9 +26,12 @@ type Profile struct {
 	// Name names the profile, as [ByName] finds it. Empty means the
 	// generic profile.
 	Name string
-	// Tenant returns the tenant a request belongs to: the upstream account
-	// whose limits it counts against. Nil means the scheme and host.
-	Tenant func(*http.Request) string
+	// Account returns what identifies the upstream account whose allowance
+	// a request spends, when one origin serves many (an API token, a
+	// workspace, an Atlassian cloudId), or "" when the origin is the whole
+	// account. heed names the tenant by the origin and a short keyed hash
+	// of this value, never the value itself. Nil means the origin alone.
+	Account func(*http.Request) string
 	// Endpoint returns a request's endpoint template, such as
 	// "GET /rest/api/3/issue/{id}". Nil means [EndpointKey].
 	Endpoint func(method, path string) string
@@ -78,13 +81,26 @@ func DefaultRate(method string) float64 {
 // to one issue, and 350ms keeps within both.
 const DefaultWriteGap = 350 * time.Millisecond
 
-// TenantOf returns the tenant a request belongs to: [Profile.Tenant]'s
-// answer, or the request's scheme and host.
-func (p *Profile) TenantOf(r *http.Request) string {
-	if p != nil && p.Tenant != nil {
-		return p.Tenant(r)
+// AccountOf returns [Profile.Account]'s answer for a request, or "".
+func (p *Profile) AccountOf(r *http.Request) string {
+	if p != nil && p.Account != nil {
+		return p.Account(r)
 	}
-	return r.URL.Scheme + "://" + r.URL.Host
+	return ""
+}
+
+// HeaderAccount returns an [Profile.Account] func that identifies the
+// account by the first of the named request headers that is set (an
+// Authorization or X-Api-Key header, say).
+func HeaderAccount(names ...string) func(*http.Request) string {
+	return func(r *http.Request) string {
+		for _, n := range names {
+			if v := r.Header.Get(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
 }
 
 // WriteEndpoint writes a request's endpoint template to b:

@@ -46,6 +46,17 @@ const (
 	BusyPoll = 50 * time.Millisecond
 )
 
+// Renewer is implemented by a Store whose leases can be extended while
+// their request runs, so that a request slower than its lease's TTL keeps
+// its concurrency slot. A Transport renews a lease every TTL/2 while its
+// request is in flight when its Store is a Renewer.
+type Renewer interface {
+	// Renew extends lease, held on a's scopes, by ttl (zero means the
+	// store's default) from the store's now. Renewing a lease that is no
+	// longer held is not an error.
+	Renew(ctx context.Context, a *Admission, lease Lease, ttl time.Duration) error
+}
+
 // Lease identifies one admitted request's hold on the concurrency slots of
 // its scopes. The zero Lease holds nothing.
 type Lease uint64

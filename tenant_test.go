@@ -1,0 +1,95 @@
+package heed_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/profile"
+)
+
+// One account's block never delays another account of the same origin, and
+// neither account's raw id appears in the scope heed reports.
+func TestTenantsByAccountShareNothing(t *testing.T) {
+	const tokenA, tokenB = "ghp_secretAAAA", "ghp_secretBBBB"
+	for _, tc := range []struct {
+		name string
+		tr   func(base http.RoundTripper, blocked func(heed.BlockEvent)) *heed.Transport
+		send func(req *http.Request, token string) *http.Request
+	}{
+		{
+			name: "WithTenant",
+			tr: func(base http.RoundTripper, blocked func(heed.BlockEvent)) *heed.Transport {
+				return &heed.Transport{Base: base, Profile: profile.GitHub(), MaxRetries: -1, FailFast: true, OnBlock: blocked}
+			},
+			send: func(req *http.Request, token string) *http.Request {
+				return req.WithContext(heed.WithTenant(req.Context(), token))
+			},
+		},
+		{
+			name: "Profile.Account",
+			tr: func(base http.RoundTripper, blocked func(heed.BlockEvent)) *heed.Transport {
+				p := profile.GitHub()
+				p.Account = profile.HeaderAccount("Authorization")
+				return &heed.Transport{Base: base, Profile: p, MaxRetries: -1, FailFast: true, OnBlock: blocked}
+			},
+			send: func(req *http.Request, token string) *http.Request {
+				req.Header.Set("Authorization", "Bearer "+token)
+				return req
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &heedtest.Script{Func: func(req *http.Request, n int) heedtest.Response {
+					if n == 0 {
+						return heedtest.Response{Status: 429, Header: heedtest.Headers("Retry-After", "60")}
+					}
+					return heedtest.Response{Status: 200}
+				}}
+				var blocks []heed.BlockEvent
+				tr := tc.tr(s, func(ev heed.BlockEvent) { blocks = append(blocks, ev) })
+				do := func(token string) (*http.Response, error) {
+					req, _ := http.NewRequestWithContext(context.Background(), "GET", "https://api.github.com/user", nil)
+					resp, err := tr.RoundTrip(tc.send(req, token))
+					if resp != nil {
+						resp.Body.Close()
+					}
+					return resp, err
+				}
+				if resp, err := do(tokenA); err != nil || resp.StatusCode != 429 {
+					t.Fatalf("first request of A = %v, %v; want the 429", resp, err)
+				}
+				start := time.Now()
+				if resp, err := do(tokenB); err != nil || resp.StatusCode != 200 {
+					t.Fatalf("B after A's 429 = %v, %v; want 200 at once", resp, err)
+				}
+				if d := time.Since(start); d != 0 {
+					t.Errorf("B waited %v behind A's block, want 0", d)
+				}
+				_, err := do(tokenA)
+				var le *heed.LimitedError
+				if !errors.As(err, &le) {
+					t.Fatalf("A again = %v, want a *LimitedError from its own block", err)
+				}
+				if len(blocks) != 1 {
+					t.Fatalf("blocks = %d, want 1", len(blocks))
+				}
+				for _, s := range []string{le.Scope, blocks[0].Scope, le.Error()} {
+					if strings.Contains(s, "secret") {
+						t.Errorf("%q holds the raw credential", s)
+					}
+				}
+				if !strings.HasPrefix(le.Scope, "https://api.github.com#") || len(le.Scope) != len("https://api.github.com#")+12 {
+					t.Errorf("scope = %q, want the origin and a 12-digit account hash", le.Scope)
+				}
+			})
+		})
+	}
+}
