@@ -1,0 +1,174 @@
+package heed
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heedhttp/heed/header"
+	"github.com/heedhttp/heed/internal/learn"
+	"github.com/heedhttp/heed/internal/scope"
+	"github.com/heedhttp/heed/profile"
+	"github.com/heedhttp/heed/store"
+)
+
+// request is one RoundTrip's state: its classification into scopes, its
+// admission, and the buffers its responses are parsed and learned into.
+type request struct {
+	ctx      context.Context
+	adm      store.Admission
+	scopes   [scope.MaxPerRequest]store.ScopeAdmit
+	keys     learn.Request
+	endpoint string // endpoint template, for logs
+	canRetry bool
+	units    bool // some scope is charged a cost in tokens or points
+
+	deadline time.Time // the context's deadline, or zero
+	sent     bool      // the caller's body went to Base, which closes it
+	sentAt   time.Time
+	done     func(failed bool, at time.Time) // the breaker's, for this send
+
+	// Recycled with the request, so that learning from a typical response
+	// allocates nothing.
+	obs  header.Observation
+	plan learn.Plan
+}
+
+// requests recycles requests; one is put back when its RoundTrip returns,
+// and nothing keeps a reference to it.
+var requests = sync.Pool{New: func() any { return new(request) }}
+
+// Indexes of the fixed scopes in request.scopes; learned limit scopes follow.
+const (
+	iGlobal = iota
+	iTenant
+	iEndpoint
+	iKey
+)
+
+// classify maps a request to its scopes (see package scope for their keys)
+// and its admission.
+func (t *Transport) classify(req *http.Request) *request {
+	p := t.Profile
+	r := requests.Get().(*request)
+	r.ctx = req.Context()
+	r.deadline, _ = r.ctx.Deadline()
+	opts := optionsFrom(r.ctx)
+
+	// One string holds the tenant and endpoint keys: the tenant's is a
+	// prefix of the endpoint's.
+	account := opts.tenant
+	if account == "" {
+		account = p.AccountOf(req)
+	}
+	var b strings.Builder
+	b.Grow(len(req.URL.Scheme) + 3 + len(req.URL.Host) + 1 + scope.AccountLen + 1 + len(req.Method) + 1 + len(req.URL.Path) + 8)
+	b.WriteString(req.URL.Scheme)
+	b.WriteString("://")
+	b.WriteString(req.URL.Host)
+	if account != "" {
+		b.WriteByte('#')
+		b.WriteString(scope.Account(t.TenantSecret, account))
+	}
+	nt := b.Len()
+	b.WriteByte(' ')
+	p.WriteEndpoint(&b, req.Method, req.URL.Path)
+	endpointKey := b.String()
+	tenant := endpointKey[:nt]
+	r.endpoint = endpointKey[nt+1:]
+
+	rate := p.RateOf(req.Method)
+	r.keys = learn.Request{
+		Global:       scope.Global,
+		Tenant:       tenant,
+		Endpoint:     endpointKey,
+		Write:        profile.IsWrite(req.Method),
+		Rate:         rate,
+		UnknownScope: p.BlockScope(),
+	}
+	r.scopes[iGlobal] = store.ScopeAdmit{Key: scope.Global}
+	r.scopes[iTenant] = store.ScopeAdmit{Key: tenant, Limit: t.concurrency()}
+	r.scopes[iEndpoint] = store.ScopeAdmit{Key: endpointKey, Rate: rate, Burst: rate}
+	n := iKey
+	if res := p.ResourceOf(req); res != "" {
+		r.keys.Resource = scope.Key(tenant, res)
+		r.scopes[iKey] = store.ScopeAdmit{Key: r.keys.Resource, Limit: 1, Gap: p.Gap()}
+		n++
+	}
+	for _, sub := range t.learner.SubScopes(endpointKey, tenant, r.keys.Write) {
+		sc := store.ScopeAdmit{Key: sub.Key}
+		if sub.Units {
+			sc.Cost = t.cost(req, opts)
+			r.units = true
+		}
+		r.scopes[n] = sc
+		n++
+	}
+	r.adm = store.Admission{Scopes: r.scopes[:n]}
+	r.keys.Scopes = r.adm.Scopes
+	if opts.priority == Background {
+		r.adm.Background = true
+		r.adm.Reserve = t.reserve()
+	}
+
+	r.canRetry = t.RetryNonIdempotent || isIdempotent(req)
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		r.canRetry = false // it cannot be sent twice
+	}
+	return r
+}
+
+// free recycles r, keeping only its buffers' storage.
+func (r *request) free() {
+	obs, plan := r.obs, r.plan
+	obs.Reset()
+	plan.Reset()
+	*r = request{obs: obs, plan: plan}
+	requests.Put(r)
+}
+
+// fail closes the caller's body unless Base has it, and returns err.
+func (r *request) fail(req *http.Request, err error) error {
+	if !r.sent {
+		closeBody(req)
+	}
+	return err
+}
+
+// sendDone reports the outcome of a send to the tenant's breaker, if any.
+// A 429 (or a 503 with a wait) means the server is healthy and enforcing
+// its limits: only other 5xx count as failures.
+func (r *request) sendDone(resp *http.Response, throttled bool) {
+	if r.done != nil {
+		r.done(resp.StatusCode >= 500 && !throttled, time.Now())
+		r.done = nil
+	}
+}
+
+// tenant returns the key of the request's tenant.
+func (r *request) tenant() string { return r.keys.Tenant }
+
+// cost returns what a request takes from limits counted in tokens or
+// points: the context's cost, else the profile's estimate, else 1.
+func (t *Transport) cost(req *http.Request, o options) float64 {
+	if o.cost > 0 {
+		return o.cost
+	}
+	if p := t.Profile; p != nil && p.Cost != nil {
+		if c := p.Cost(req); c > 0 {
+			return c
+		}
+	}
+	return 1
+}
+
+// isIdempotent reports whether a request is safe to repeat.
+func isIdempotent(req *http.Request) bool {
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, http.MethodTrace:
+		return true
+	}
+	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
+}

@@ -1,0 +1,76 @@
+package heed
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/heedhttp/heed/store"
+)
+
+// WaitEvent describes a request waiting before it is sent, given to
+// [Transport.OnWait].
+type WaitEvent struct {
+	// Request is the caller's request. It must not be changed.
+	Request *http.Request
+	// Reason says what the request waits for: a block, its pacing turn, a
+	// concurrency slot or a write gap.
+	Reason store.WaitReason
+	// Scope is the key of the scope that imposes the wait (see
+	// [LimitedError.Scope] for the format).
+	Scope string
+	// Wait is how long the request waits now; it may wait again after.
+	Wait time.Duration
+}
+
+// LimitedEvent describes a response that is a throttle (a 429, a 503 with a
+// wait, or a provider's own throttle), given to [Transport.OnLimited].
+type LimitedEvent struct {
+	// Request is the caller's request. It must not be changed.
+	Request *http.Request
+	// StatusCode is the response's status.
+	StatusCode int
+	// Reason is the server's reason (RateLimit-Reason and the like), or "".
+	Reason string
+	// Scope is the key of the scope the throttle blocks.
+	Scope string
+	// RetryAfter is the wait the server gave, or zero when it gave none.
+	RetryAfter time.Duration
+	// Attempt is 0 for the first send, 1 for the first retry, and so on.
+	Attempt int
+}
+
+// RetryEvent describes a retry about to be made after Delay, given to
+// [Transport.OnRetry].
+type RetryEvent struct {
+	// Request is the caller's request. It must not be changed.
+	Request *http.Request
+	// Attempt is the attempt about to be made: 1 for the first retry.
+	Attempt int
+	// StatusCode is the status of the response that is retried.
+	StatusCode int
+	// Delay is how long heed waits before the retry (admission may wait
+	// longer, for a block another caller recorded).
+	Delay time.Duration
+}
+
+// BreakerEvent describes a request refused by its tenant's open circuit
+// breaker, given to [Transport.OnBreaker].
+type BreakerEvent struct {
+	// Request is the caller's request. It must not be changed.
+	Request *http.Request
+	// Tenant is the key of the tenant whose breaker is open.
+	Tenant string
+	// RetryAfter is how long until the breaker lets a trial request through.
+	RetryAfter time.Duration
+}
+
+// BlockEvent describes a scope being blocked, given to [Transport.OnBlock].
+type BlockEvent struct {
+	// Scope is the key of the scope blocked.
+	Scope string
+	// For is how long the scope is blocked from now.
+	For time.Duration
+	// Reason is the server's reason, "quota exhausted" for a limit with
+	// nothing remaining, or "" when the server named none.
+	Reason string
+}

@@ -1,0 +1,384 @@
+// Package learn is heed's learning, as a pure planner: from what one
+// response says about limits (a parsed [header.Observation]), what this
+// process remembers, and the time, it plans the store update that paces
+// and blocks every caller, and the blocks to report. It reads no clock,
+// calls no store and logs nothing; the Transport calls [Memory.Plan] and
+// applies the [Plan].
+//
+// The rules, each a row of the table tests:
+//
+//   - An advertised policy with a short window (a burst bucket, under a
+//     minute) paces its scope at Target of its steady rate, quota ÷ window.
+//   - A long window (an hourly quota) is not paced at its average while the
+//     server says nothing of what is left; once remaining and reset are
+//     known, what is left (less a small reserve, so the window never ends
+//     at zero) is spread over the rest of the window.
+//   - A limit with nothing remaining blocks its scope until its reset.
+//   - Several policies on one scope all hold: the slowest rate wins.
+//   - With no advertised limit, a 429 cuts the endpoint's rate
+//     (multiplicative decrease, once per event) and quiet successes raise
+//     it again (additive increase): AIMD.
+//   - A request charged an estimated cost in tokens or points is
+//     reconciled with what it really cost once the response says.
+//
+// What is per process, and not in the store, is documented on [Memory]:
+// which named limit scopes each endpoint joins, AIMD's event
+// de-duplication, the bare-429 hypothesis, and which rates were last told
+// to the store. Rates themselves live in the store, shared.
+package learn
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/heedhttp/heed/header"
+	"github.com/heedhttp/heed/internal/scope"
+	"github.com/heedhttp/heed/store"
+)
+
+// Defaults of learning.
+const (
+	// DefaultTarget is the share of a server's advertised steady-state rate
+	// that heed paces to when the server does not say how much is left.
+	DefaultTarget = 0.97
+	// QuotaReserve is the share of a quota left unspent at the reset, so
+	// that pacing a quota down to its end never meets r=0.
+	QuotaReserve = 0.005
+)
+
+const (
+	// AIMD, for servers that advertise no limits: a 429 cuts the endpoint's
+	// rate; quiet successes raise it again, aimdIncrease requests per
+	// second each, so that it climbs back the 10% it lost in about twenty
+	// seconds whatever the limit is.
+	aimdCut      = 0.9
+	aimdCutFast  = 0.7 // when the last cut was recent: still far too fast
+	aimdFastGap  = 3 * time.Second
+	aimdIncrease = 0.1 / 20
+	aimdFlush    = 8    // quiet successes added up before one store update
+	aimdCeiling  = 4.0  // times the default: how far above it AIMD may climb
+	aimdFloor    = 0.02 // requests per second: never slower than this
+	// spreadMinWindow: quotas with a window at least this long are spread
+	// over what is left of the window; shorter ones (burst buckets) are
+	// paced at their steady rate alone.
+	spreadMinWindow = 10 * time.Second
+	// steadyMaxWindow: limits with a shorter window (burst buckets, the
+	// per-issue windows) are paced at Target of their steady rate; longer
+	// ones (hourly quotas) only once the server says what is left.
+	steadyMaxWindow = time.Minute
+	// MaxBlock bounds any block, however far in the future a server's
+	// reset or Retry-After lies.
+	MaxBlock = 24 * time.Hour
+)
+
+// Request is what the planner needs of one classified request.
+type Request struct {
+	// Keys of the request's scopes; Resource is "" for a request that
+	// writes no resource.
+	Global, Tenant, Endpoint, Resource string
+	// Write reports a write: new endpoints inherit the limit scopes learned
+	// by other endpoints of the tenant of the same kind.
+	Write bool
+	// Rate is the endpoint's default rate, which AIMD starts from; zero
+	// means the endpoint is unpaced and AIMD leaves it alone.
+	Rate float64
+	// UnknownScope is the kind of scope (a header.Scope constant) that a
+	// limit with no scope and no name applies to.
+	UnknownScope string
+	// Scopes are the request's admission scopes: those with a Cost were
+	// charged an estimate, which Usage reconciles.
+	Scopes []store.ScopeAdmit
+}
+
+// ScopeKey returns the key of the request's scope of a kind (one of
+// header's Scope constants); anything else is the endpoint.
+func (r *Request) ScopeKey(kind string) string {
+	switch kind {
+	case header.ScopeGlobal:
+		return r.Global
+	case header.ScopeTenant:
+		return r.Tenant
+	case header.ScopeKey:
+		if r.Resource != "" {
+			return r.Resource
+		}
+	}
+	return r.Endpoint
+}
+
+// Input is one response to learn from.
+type Input struct {
+	Req *Request
+	Obs *header.Observation
+	// Status is the response's status code.
+	Status int
+	// SentAt and Now are when the request was sent and the response came.
+	SentAt, Now time.Time
+	// Usage is what the request really cost in tokens or points, when
+	// HasUsage is set (the profile read it from the response).
+	Usage    float64
+	HasUsage bool
+}
+
+// Config holds the Transport's settings that learning uses.
+type Config struct {
+	// Target is the share of an advertised steady rate to pace to, in
+	// (0, 1]; anything else means DefaultTarget.
+	Target float64
+	// Skew is added to resets stated as instants on the server's clock.
+	Skew time.Duration
+}
+
+func (c Config) target() float64 {
+	if c.Target > 0 && c.Target <= 1 {
+		return c.Target
+	}
+	return DefaultTarget
+}
+
+// Block is a block the plan makes, to report.
+type Block struct {
+	Scope  string
+	For    time.Duration
+	Reason string
+}
+
+// Plan is what one response taught.
+type Plan struct {
+	// Update is what to apply to the store.
+	Update store.Update
+	// Blocks are the blocks in Update, to report.
+	Blocks []Block
+	// Advertised reports that the response advertised a limit.
+	Advertised bool
+	// Bare reports a 429 that names no limit, no reason and advertises
+	// nothing: the server keeps its limits to itself.
+	Bare bool
+	// Widen reports that a bare 429 looks like a limit of the whole tenant
+	// rather than the endpoint's: the throttle should block the tenant.
+	Widen bool
+}
+
+// Reset empties p for reuse, keeping its slices' storage.
+func (p *Plan) Reset() {
+	p.Update.Blocks = p.Update.Blocks[:0]
+	p.Update.Rates = p.Update.Rates[:0]
+	p.Update.Charges = p.Update.Charges[:0]
+	p.Blocks = p.Blocks[:0]
+	p.Advertised, p.Bare, p.Widen = false, false, false
+}
+
+// Empty reports whether the plan changes nothing in the store.
+func (p *Plan) Empty() bool {
+	u := &p.Update
+	return len(u.Blocks) == 0 && len(u.Rates) == 0 && len(u.Charges) == 0
+}
+
+// Plan fills p with what in teaches, and records in m what this process
+// must remember of it.
+func (m *Memory) Plan(cfg Config, in *Input, p *Plan) {
+	p.Reset()
+	r, obs := in.Req, in.Obs
+	p.Advertised = m.limits(cfg, in, p)
+	if obs.Throttled {
+		p.Bare = !p.Advertised && obs.ReasonScope == "" && in.Status == 429
+		if p.Bare {
+			p.Widen = m.bareShared(r.Tenant, r.Endpoint, in.Now)
+			// The server says nothing of its limits: find them from 429s.
+			m.cutRate(r, in.SentAt, in.Now, &p.Update)
+		}
+		return
+	}
+	if !p.Advertised && in.Status < 400 {
+		m.raiseRate(r, &p.Update)
+	}
+	if in.HasUsage {
+		reconcile(r, in.Usage, &p.Update)
+	}
+}
+
+// limits turns the limits a response advertises into pacing and blocks,
+// and reports whether it advertised any.
+func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
+	r, obs, now, u := in.Req, in.Obs, in.Now, &p.Update
+	first := len(u.Rates)
+	for i := range obs.Limits {
+		l := &obs.Limits[i]
+		steady, rate, burst := math.Inf(1), math.Inf(1), 1.0
+		ttl := store.DefaultRateTTL
+		if l.Has(header.HasQuota|header.HasWindow) && l.Window > 0 && l.Quota > 0 {
+			advertised = true
+			steady = l.Quota / l.Window.Seconds()
+			if l.Window < steadyMaxWindow {
+				// A burst bucket: pace at its steady rate.
+				rate = cfg.target() * steady
+				burst = max(1, (1-cfg.target())*l.Quota)
+				ttl = max(ttl, 2*l.Window)
+			}
+			// A long window (an hourly quota) is not paced at its average
+			// rate while the server says nothing of what is left: a short
+			// job may spend it faster. Once remaining is known, what is
+			// left is spread over the rest of the window, below.
+		}
+		key, sub := limitScope(r, l)
+		if l.Has(header.HasRemaining | header.HasReset) {
+			advertised = true
+			resetIn := l.Reset.Sub(now)
+			if AbsoluteReset(l.Dialect) {
+				resetIn += cfg.Skew
+			}
+			if resetIn > 0 {
+				resetIn = min(resetIn, MaxBlock)
+				if l.Exhausted() {
+					// Nothing left: stop until the window resets.
+					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn})
+					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted"})
+					continue
+				}
+				if !l.Has(header.HasWindow) || l.Window >= spreadMinWindow {
+					// What is left, spread over the rest of the window, is
+					// exactly what can be spent: it replaces the margin and
+					// slows smoothly as the quota runs low. A sliver is kept
+					// so that the window never ends at r=0.
+					left := l.Remaining
+					if l.Has(header.HasQuota) {
+						left -= max(2, QuotaReserve*l.Quota)
+					}
+					over := resetIn
+					if !AbsoluteReset(l.Dialect) && over >= time.Second && over%time.Second == 0 {
+						// A delay in whole seconds is rounded up: the reset
+						// is on average half a second sooner. Spreading over
+						// the full value would leave the end of every window
+						// unspent.
+						over -= time.Second / 2
+					}
+					rate, burst, ttl = min(max(left, 0.5)/over.Seconds(), steady), 1, resetIn
+				}
+			}
+		} else if l.Has(header.HasRemaining) && l.Exhausted() {
+			advertised = true
+		}
+		if math.IsInf(rate, 1) || math.IsNaN(rate) || rate <= 0 {
+			continue
+		}
+		if sub.Key != "" {
+			m.addSub(r.Endpoint, kindOf(r), sub)
+		}
+		mergeRate(u, first, store.RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
+	}
+	// Leave out rates that only repeat what this process told the store a
+	// moment ago: with a Redis store each update is a round trip.
+	u.Rates = append(u.Rates[:first], slices.DeleteFunc(u.Rates[first:], func(ru store.RateUpdate) bool {
+		return m.unchanged(ru, now)
+	})...)
+	return advertised
+}
+
+// mergeRate adds ru to u's rates, or, when a rate for its scope is already
+// there from this response, keeps the slower.
+func mergeRate(u *store.Update, from int, ru store.RateUpdate) {
+	for i := from; i < len(u.Rates); i++ {
+		if have := &u.Rates[i]; have.Key == ru.Key {
+			if ru.Rate < have.Rate {
+				*have = ru
+			}
+			return
+		}
+	}
+	u.Rates = append(u.Rates, ru)
+}
+
+// limitScope returns the store key of the scope a limit applies to. Limits
+// the server ties to the global quota, the tenant, the endpoint or the
+// resource apply to those scopes; a named limit (a GitHub resource, a
+// Discord bucket, an IETF policy) or one counted in tokens gets a scope of
+// its own under the tenant, which every endpoint that reports it joins.
+func limitScope(r *Request, l *header.Limit) (key string, sub SubScope) {
+	units := l.Unit != "" && l.Unit != header.Requests
+	switch l.Scope {
+	case header.ScopeGlobal, header.ScopeTenant, header.ScopeEndpoint, header.ScopeKey:
+		return r.ScopeKey(l.Scope), SubScope{}
+	}
+	name := l.Scope
+	if name == "" {
+		name = l.Name
+	}
+	if name == "" && units {
+		name = string(l.Unit)
+	}
+	if name == "" {
+		return r.ScopeKey(r.UnknownScope), SubScope{}
+	}
+	key = scope.Limit(r.Tenant, name)
+	return key, SubScope{Key: key, Units: units}
+}
+
+// aimdScope returns the scope whose rate AIMD adjusts for a request: its
+// endpoint, or, once the tenant's unknown limit looks shared by its
+// endpoints, a limit scope of the tenant that all its endpoints join.
+func (m *Memory) aimdScope(r *Request) string {
+	if !m.isShared(r.Tenant) {
+		return r.Endpoint
+	}
+	key := scope.Limit(r.Tenant, "unknown")
+	for _, kind := range [2]uint8{kindRead, kindWrite} {
+		m.addSub(r.Endpoint, subsKey{key: r.Tenant, kind: kind}, SubScope{Key: key})
+	}
+	return key
+}
+
+// cutRate lowers the rate of the request's AIMD scope after a bare 429
+// (multiplicative decrease), once per event.
+func (m *Memory) cutRate(r *Request, sentAt, now time.Time, u *store.Update) {
+	key := m.aimdScope(r)
+	if r.Rate <= 0 {
+		return
+	}
+	factor, ok := m.cut(key, sentAt, now)
+	if !ok {
+		return
+	}
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: r.Rate, Min: aimdFloor, Max: aimdCeiling * r.Rate, Burst: 1, TTL: store.DefaultRateTTL})
+}
+
+// raiseRate counts a quiet success and, every few, raises the rate of a
+// request's AIMD scope again (additive increase).
+func (m *Memory) raiseRate(r *Request, u *store.Update) {
+	key := m.aimdScope(r)
+	if r.Rate <= 0 {
+		return
+	}
+	n, ok := m.quiet(key)
+	if !ok {
+		return
+	}
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: r.Rate, Min: aimdFloor, Max: aimdCeiling * r.Rate, Burst: 1, TTL: store.DefaultRateTTL})
+}
+
+// AbsoluteReset reports whether a dialect states resets as instants on the
+// server's clock, which need a clock-skew allowance, rather than as delays.
+func AbsoluteReset(d header.Dialect) bool {
+	switch d {
+	case header.IETFSeparate, header.IETFCombined, header.IETFStructured, header.OpenAI:
+		return false
+	}
+	return true
+}
+
+// reconcile charges the difference between a request's estimated and real
+// cost to the token or point limits it was paced by.
+func reconcile(r *Request, actual float64, u *store.Update) {
+	if actual < 0 || math.IsNaN(actual) || math.IsInf(actual, 0) {
+		return
+	}
+	for i := range r.Scopes {
+		sc := &r.Scopes[i]
+		if sc.Cost <= 0 {
+			continue
+		}
+		if d := actual - sc.Cost; d != 0 {
+			u.Charges = append(u.Charges, store.Charge{Key: sc.Key, Cost: d})
+		}
+	}
+}
