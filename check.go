@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed/header"
+	"github.com/heedhttp/heed/internal/scope"
+	"github.com/heedhttp/heed/profile"
 )
 
 // CheckResponse returns a [*LimitedError] when resp is a rate-limit
@@ -29,9 +31,24 @@ func CheckResponse(resp *http.Response) error {
 	if resp.StatusCode == http.StatusTooManyRequests && wait < minThrottleWait {
 		wait = minThrottleWait
 	}
-	scope := obs.ReasonScope
-	if resp.Request != nil && resp.Request.URL != nil {
-		scope = resp.Request.Method + " " + resp.Request.URL.Host + resp.Request.URL.Path
+	return &LimitedError{Scope: responseScope(resp, obs.ReasonScope), RetryAfter: wait, Reason: obs.Reason, StatusCode: resp.StatusCode}
+}
+
+// responseScope returns the key of the scope a throttle names, as the
+// generic profile classifies the response's request: global, its tenant
+// (the origin), or its endpoint when the server named the endpoint, a
+// resource, or nothing.
+func responseScope(resp *http.Response, kind string) string {
+	if kind == header.ScopeGlobal {
+		return scope.Global
 	}
-	return &LimitedError{Scope: scope, RetryAfter: wait, Reason: obs.Reason, StatusCode: resp.StatusCode}
+	req := resp.Request
+	if req == nil || req.URL == nil {
+		return kind
+	}
+	tenant := scope.Tenant(req.URL.Scheme+"://"+req.URL.Host, "")
+	if kind == header.ScopeTenant {
+		return tenant
+	}
+	return scope.Endpoint(tenant, profile.EndpointKey(req.Method, req.URL.Path))
 }

@@ -15,8 +15,17 @@ var ErrLimited = errors.New("heed: rate limited")
 // request because its scope is blocked or the wait exceeds the caller's
 // budget.
 type LimitedError struct {
-	// Scope names what is limited, such as `GET /rest/api/3/issue/{id}` on a
-	// tenant, or "global".
+	// Scope is the key of the scope that is limited, in one format
+	// everywhere heed reports a scope (events, logs, the store):
+	//
+	//	global                                   every tenant: an app-wide quota
+	//	https://acme.atlassian.net               a tenant: an origin
+	//	https://api.github.com#3fa9c2d1e0b4      a tenant: an origin and an account hash
+	//	<tenant> GET /rest/api/3/issue/{id}      an endpoint: method and path template
+	//	<tenant> key:PROJ-1                      a resource written to
+	//	<tenant> limit:core                      a limit the server named
+	//
+	// An account is named by a short keyed hash, never a raw credential.
 	Scope string
 	// RetryAfter is how long to wait before trying again. It is at least
 	// one second for a 429.

@@ -7,7 +7,7 @@ import (
 )
 
 // Job runs many requests as one unit of work, with a cap on how many run
-// at once (seed 000's mapWithConcurrency).
+// at once.
 //
 // A retry count belongs to one request, so a burst of 429s can use up the
 // retries of every request in flight at once. Job turns that into one

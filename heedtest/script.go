@@ -1,6 +1,6 @@
 // Package heedtest helps test code that sends requests through heed: a
 // scripted [http.RoundTripper] that answers with the responses you give it
-// and records when each request was sent. It is seed 000's fake fetch, in Go.
+// and records when each request was sent.
 //
 // Use it as a heed.Transport's Base inside a testing/synctest bubble, and
 // the recorded times are exact.

@@ -59,21 +59,6 @@ func (p Pace) Check(tat, now time.Time, cost float64) time.Duration {
 	return wait
 }
 
-// Remaining reports how many units could be reserved at now without waiting.
-func (p Pace) Remaining(tat, now time.Time) float64 {
-	if p.Rate <= 0 || math.IsNaN(p.Rate) {
-		return math.Inf(1)
-	}
-	if tat.Before(now) {
-		return p.burst()
-	}
-	used := tat.Sub(now).Seconds() * p.Rate
-	if left := p.burst() - used; left > 0 {
-		return left
-	}
-	return 0
-}
-
 func (p Pace) burst() float64 {
 	if p.Burst <= 0 || math.IsNaN(p.Burst) {
 		return 1

@@ -3,20 +3,21 @@ package profile
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/heedhttp/heed/header"
 )
 
-// Jira returns the profile of Jira Cloud (seed 000): endpoints paced at half
-// of Jira's default rates, writes to one issue one at a time 350ms apart
-// (20 per 2 s and 100 per 30 s are allowed per issue), and a throttle with
-// no reason blocking its endpoint.
+// Jira returns the profile of Jira Cloud, after Atlassian's rate-limiting
+// guide (https://developer.atlassian.com/cloud/jira/platform/rate-limiting/):
+// endpoints paced at [DefaultRate] until Jira advertises its limits, writes
+// to one issue one at a time [DefaultWriteGap] apart (Jira allows 20 per
+// 2 s and 100 per 30 s per issue), and a throttle with no reason blocking
+// its endpoint.
 func Jira() *Profile {
 	return &Profile{
 		Name:         "jira",
 		WriteKey:     func(r *http.Request) string { return JiraIssueKey(r.URL.Path) },
-		WriteGap:     350 * time.Millisecond,
+		WriteGap:     DefaultWriteGap,
 		Rate:         DefaultRate,
 		UnknownScope: header.ScopeEndpoint,
 	}

@@ -1,0 +1,184 @@
+package heed_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/profile"
+)
+
+// Concurrency is capped per tenant, for every caller of the Transport.
+func TestConcurrencyCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var inFlight, peak atomic.Int32
+		s := &heedtest.Script{Func: func(*http.Request, int) heedtest.Response {
+			n := inFlight.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(time.Second)
+			inFlight.Add(-1)
+			return ok()
+		}}
+		tr := &heed.Transport{Base: s, Concurrency: 3, Profile: &profile.Profile{Rate: func(string) float64 { return 0 }}}
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() { fetch(t, tr, http.MethodGet, jira+"/rest/api/3/e"+string(rune('a'+i)), "") })
+		}
+		wg.Wait()
+		if peak.Load() != 3 {
+			t.Errorf("peak in flight = %d, want the cap of 3", peak.Load())
+		}
+		// A released slot is taken at once: 20 one-second requests, 3 at a
+		// time, take 7 seconds, not a poll interval more.
+		if d := time.Since(start); d != 7*time.Second {
+			t.Errorf("20 requests of 1s at 3 at a time took %v, want 7s", d)
+		}
+	})
+}
+
+// Requests are paced per endpoint and method to the steady-state rate.
+func TestPacingPerEndpoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Responses: []heedtest.Response{ok()}, Repeat: true}
+		rate := func(string) float64 { return 10 } // burst 10, then 10/s
+		tr := &heed.Transport{Base: s, Profile: &profile.Profile{Rate: rate}}
+		start := time.Now()
+		for range 30 {
+			get(t, tr, jira+"/rest/api/3/issue/PROJ-1")
+		}
+		if d, want := time.Since(start), 2*time.Second; d != want {
+			t.Errorf("30 requests at 10/s with a burst of 10 took %v, want %v", d, want)
+		}
+		// Another endpoint has its own pace.
+		start = time.Now()
+		get(t, tr, jira+"/rest/api/3/project")
+		if d := time.Since(start); d != 0 {
+			t.Errorf("another endpoint waited %v, want 0", d)
+		}
+	})
+}
+
+// Writes to one issue go one at a time, 350ms apart; writes to another
+// issue are not held back by them.
+func TestWritesToOneIssueAreSpaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var inFlight, peak atomic.Int32
+		s := &heedtest.Script{Func: func(*http.Request, int) heedtest.Response {
+			n := inFlight.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			time.Sleep(100 * time.Millisecond)
+			inFlight.Add(-1)
+			return ok()
+		}}
+		tr := &heed.Transport{Base: s, Profile: profile.Jira()}
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() { fetch(t, tr, http.MethodPut, jira+"/rest/api/3/issue/PROJ-1", `{"fields":{}}`) })
+		}
+		wg.Wait()
+		if peak.Load() != 1 {
+			t.Errorf("peak concurrent writes to one issue = %d, want 1", peak.Load())
+		}
+		sent := s.Sent()
+		for i := 1; i < len(sent); i++ {
+			if g := sent[i].At.Sub(sent[i-1].At); g != 450*time.Millisecond {
+				t.Errorf("writes %d and %d were %v apart, want the 100ms request plus the 350ms gap", i-1, i, g)
+			}
+		}
+		start := time.Now()
+		do(t, tr, http.MethodPut, jira+"/rest/api/3/issue/PROJ-2", `{}`)
+		if d := time.Since(start); d != 100*time.Millisecond {
+			t.Errorf("a write to another issue took %v, want just its own 100ms", d)
+		}
+	})
+}
+
+// Fail-fast: a request meeting a block gets a LimitedError without
+// touching the network, for the Transport or per request.
+func TestFailFast(t *testing.T) {
+	for _, perRequest := range []bool{false, true} {
+		name := map[bool]string{false: "transport", true: "context"}[perRequest]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := &heedtest.Script{Responses: []heedtest.Response{{Status: 429, Header: heedtest.Headers("Retry-After", "7", "RateLimit-Reason", "jira-quota-tenant-based")}}}
+				tr := &heed.Transport{Base: s, Profile: profile.Jira(), FailFast: !perRequest, MaxRetries: -1, Rand: rand.New(zeroSource{})}
+				ctx := context.Background()
+				if perRequest {
+					ctx = heed.WithFailFast(ctx)
+				}
+				if _, err := send(ctx, tr, http.MethodGet, jira+"/rest/api/3/search", ""); err != nil {
+					t.Fatal(err)
+				}
+				body := &countingBody{Reader: strings.NewReader("{}")}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPut, jira+"/rest/api/3/issue/X-1", body)
+				start := time.Now()
+				resp, err := tr.RoundTrip(req)
+				var le *heed.LimitedError
+				if resp != nil || !errors.As(err, &le) || !errors.Is(err, heed.ErrLimited) {
+					t.Fatalf("RoundTrip = %v, %v; want no response and a LimitedError", resp, err)
+				}
+				if le.RetryAfter != 7*time.Second || le.StatusCode != 0 {
+					t.Errorf("LimitedError = %+v, want RetryAfter 7s from a local refusal", le)
+				}
+				if time.Since(start) != 0 || s.Count() != 1 {
+					t.Errorf("fail-fast took %v and sent %d, want 0 and only the first", time.Since(start), s.Count())
+				}
+				if body.closes.Load() != 1 {
+					t.Errorf("refused request's body closed %d times, want once", body.closes.Load())
+				}
+			})
+		})
+	}
+}
+
+// A cancelled context ends a wait at once and closes the body.
+func TestCancelEndsWaitAndClosesBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 429, Header: heedtest.Headers("Retry-After", "30", "RateLimit-Reason", "jira-quota-tenant-based")}}}
+		tr := &heed.Transport{Base: s, Profile: profile.Jira(), MaxRetries: -1}
+		get(t, tr, jira+"/rest/api/3/search")
+		ctx, cancel := context.WithCancel(context.Background())
+		body := &countingBody{Reader: strings.NewReader("{}")}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, jira+"/rest/api/3/issue/X-1", body)
+		start := time.Now()
+		time.AfterFunc(2*time.Second, cancel)
+		resp, err := tr.RoundTrip(req)
+		if resp != nil || !errors.Is(err, context.Canceled) {
+			t.Errorf("RoundTrip = %v, %v; want context.Canceled", resp, err)
+		}
+		if d := time.Since(start); d != 2*time.Second {
+			t.Errorf("cancel ended the wait after %v, want at the 2s it happened", d)
+		}
+		if body.closes.Load() != 1 || s.Count() != 1 {
+			t.Errorf("body closed %d times and %d sent; want once and nothing new", body.closes.Load(), s.Count()-1)
+		}
+	})
+}
+
+// A wait that would outlive the context's deadline fails at once.
+func TestWaitBeyondDeadlineFailsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 429, Header: heedtest.Headers("Retry-After", "30", "RateLimit-Reason", "jira-quota-tenant-based")}}}
+		tr := &heed.Transport{Base: s, Profile: profile.Jira(), MaxRetries: -1}
+		get(t, tr, jira+"/rest/api/3/search")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := send(ctx, tr, http.MethodGet, jira+"/rest/api/3/project", "")
+		if !errors.Is(err, heed.ErrLimited) || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 0 {
+			t.Errorf("err = %v after %v, want a LimitedError for the deadline, at once", err, time.Since(start))
+		}
+	})
+}

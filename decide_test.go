@@ -1,0 +1,132 @@
+package heed
+
+import (
+	"testing"
+	"time"
+
+	"github.com/heedhttp/heed/header"
+	"github.com/heedhttp/heed/internal/learn"
+)
+
+// Each rule of decide, one row: what a response makes heed do.
+func TestDecide(t *testing.T) {
+	keys := &learn.Request{
+		Global:       "global",
+		Tenant:       "https://acme.atlassian.net",
+		Endpoint:     "https://acme.atlassian.net GET /rest/api/3/search",
+		Resource:     "https://acme.atlassian.net key:PROJ-1",
+		UnknownScope: header.ScopeEndpoint,
+	}
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	throttle := func(ra time.Duration, reasonScope string) header.Observation {
+		return header.Observation{Throttled: true, RetryAfter: ra, HasRetryAfter: ra > 0, ReasonScope: reasonScope, Reason: reasonScope}
+	}
+	for _, tc := range []struct {
+		name       string
+		status     int
+		obs        header.Observation
+		retryAfter string // the Retry-After field
+		rand       float64
+		widen      bool
+		noRetry    bool // the request is not safe to repeat
+		attempt    int
+		deadline   time.Duration // from now; zero for none
+		want       decision
+	}{
+		{name: "200 is returned", status: 200, want: decision{}},
+		{name: "503 without a wait is returned", status: 503, want: decision{}},
+		{
+			name: "429 waits Retry-After", status: 429, obs: throttle(5*time.Second, ""), retryAfter: "5",
+			want: decision{Throttled: true, Retry: true, Delay: 5 * time.Second},
+		},
+		{
+			name: "429 without a wait waits the 1s floor", status: 429, obs: throttle(0, ""),
+			want: decision{Throttled: true, Retry: true, Delay: time.Second},
+		},
+		{
+			name: "Retry-After as a date gets the clock skew", status: 429, obs: throttle(5*time.Second, ""),
+			retryAfter: "Tue, 01 Dec 2026 08:00:05 GMT",
+			want:       decision{Throttled: true, Retry: true, Delay: 5*time.Second + DefaultClockSkew},
+		},
+		{
+			name: "jitter is added to the server's wait", status: 429, obs: throttle(5*time.Second, ""), retryAfter: "5", rand: 0.5,
+			// backoff(0) with rand 0.5 is 1s, below 5s + 250ms of jitter.
+			want: decision{Throttled: true, Retry: true, Delay: 5*time.Second + 250*time.Millisecond},
+		},
+		{
+			name: "the backoff floor grows with attempts", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", rand: 0.5, attempt: 3,
+			// 2s << 3 = 16s, half of it: 8s, above 1s + 250ms.
+			want: decision{Throttled: true, Retry: true, Delay: 8 * time.Second, Event: LimitedEvent{Attempt: 3}},
+		},
+		{
+			name: "a wait beyond MaxWait is not retried, but blocks", status: 429, obs: throttle(2*time.Hour, ""), retryAfter: "7200",
+			want: decision{Throttled: true, Delay: 2 * time.Hour},
+		},
+		{
+			name: "an absurd wait is clamped to a day", status: 429, obs: throttle(400*time.Hour, ""), retryAfter: "1440000",
+			want: decision{Throttled: true, Delay: 24 * time.Hour},
+		},
+		{
+			name: "retries used up", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", attempt: DefaultMaxRetries,
+			want: decision{Throttled: true, Delay: time.Second, Event: LimitedEvent{Attempt: DefaultMaxRetries}},
+		},
+		{
+			name: "not safe to repeat", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", noRetry: true,
+			want: decision{Throttled: true, Delay: time.Second},
+		},
+		{
+			name: "a delay past the deadline is not retried", status: 429, obs: throttle(10*time.Second, ""), retryAfter: "10", deadline: 5 * time.Second,
+			want: decision{Throttled: true, Delay: 10 * time.Second},
+		},
+		{
+			name: "503 with a wait is retried", status: 503, obs: throttle(2*time.Second, ""), retryAfter: "2",
+			want: decision{Throttled: true, Retry: true, Delay: 2 * time.Second},
+		},
+		{
+			name: "the server's global scope is blocked", status: 429, obs: throttle(30*time.Second, header.ScopeGlobal), retryAfter: "30",
+			want: decision{Throttled: true, Retry: true, Delay: 30 * time.Second},
+		},
+		{
+			name: "the server's tenant scope is blocked", status: 429, obs: throttle(30*time.Second, header.ScopeTenant), retryAfter: "30",
+			want: decision{Throttled: true, Retry: true, Delay: 30 * time.Second},
+		},
+		{
+			name: "the resource is blocked", status: 429, obs: throttle(time.Second, header.ScopeKey), retryAfter: "1",
+			want: decision{Throttled: true, Retry: true, Delay: time.Second},
+		},
+		{
+			name: "a bare 429 taken as tenant-wide blocks the tenant", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", widen: true,
+			want: decision{Throttled: true, Retry: true, Delay: time.Second},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := retryPolicy{maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait, skew: DefaultClockSkew,
+				backoffBase: DefaultBackoffBase, backoffMax: DefaultBackoffMax, rand: func() float64 { return tc.rand }}
+			in := decideInput{status: tc.status, obs: &tc.obs, retryAfter: tc.retryAfter, keys: keys, widen: tc.widen,
+				canRetry: !tc.noRetry, attempt: tc.attempt, now: now}
+			if tc.deadline > 0 {
+				in.deadline = now.Add(tc.deadline)
+			}
+			want := tc.want
+			if want.Throttled {
+				// The scope blocked follows from the row: the server's, the
+				// tenant when widened, else the endpoint.
+				scope := keys.Endpoint
+				switch {
+				case tc.widen || tc.obs.ReasonScope == header.ScopeTenant:
+					scope = keys.Tenant
+				case tc.obs.ReasonScope == header.ScopeGlobal:
+					scope = keys.Global
+				case tc.obs.ReasonScope == header.ScopeKey:
+					scope = keys.Resource
+				}
+				want.Block.Key, want.Block.For = scope, want.Delay
+				want.Event.StatusCode, want.Event.Scope = tc.status, scope
+				want.Event.Reason, want.Event.RetryAfter = tc.obs.Reason, tc.obs.RetryAfter
+			}
+			if got := decide(&p, &in); got != want {
+				t.Errorf("decide() =\n  %+v\nwant\n  %+v", got, want)
+			}
+		})
+	}
+}
