@@ -354,6 +354,35 @@ var classCases = []parseCase{
 		},
 	},
 
+	// Two spellings of one limit are counted once; different limits never
+	// merge.
+	{
+		// https://developer.atlassian.com/cloud/jira/platform/rate-limiting/:
+		// the burst policy and its X-RateLimit spelling.
+		name:   "jira X-RateLimit repeating the burst policy is counted once",
+		status: 200,
+		header: []string{`RateLimit-Policy: "jira-burst-based";q=100;w=1`, `RateLimit: "jira-burst-based";r=90;t=1`, "X-RateLimit-Limit: 100", "X-RateLimit-Remaining: 90", "X-RateLimit-Reset: 2026-11-29T12:00:01Z"},
+		limits: []string{"jira-burst-based requests endpoint q=100 r=90 w=1s reset=+1s ietf-structured"},
+	},
+	{
+		name:   "same counts with resets far apart are two limits",
+		status: 200,
+		header: []string{`RateLimit: "hourly";r=90;t=3000`, `RateLimit-Policy: "hourly";q=100;w=3600`, "X-RateLimit-Limit: 100", "X-RateLimit-Remaining: 90", "X-RateLimit-Reset: 30"},
+		limits: []string{
+			"hourly requests - q=100 r=90 w=1h0m0s reset=+50m0s ietf-structured",
+			"- requests - q=100 r=90 w=? reset=+30s x-ratelimit",
+		},
+	},
+	{
+		name:   "named limits never merge",
+		status: 200,
+		header: []string{`RateLimit-Policy: "a";q=10;w=60, "b";q=10;w=60`, `RateLimit: "a";r=5;t=30, "b";r=5;t=30`},
+		limits: []string{
+			"a requests - q=10 r=5 w=1m0s reset=+30s ietf-structured",
+			"b requests - q=10 r=5 w=1m0s reset=+30s ietf-structured",
+		},
+	},
+
 	// The draft moves on.
 	{
 		// draft-ietf-httpapi-ratelimit-headers-12, 2. and 3.:

@@ -303,20 +303,25 @@ func quote(v string) string {
 	return strconv.Quote(v)
 }
 
-// dedupe merges unnamed limits that two spellings of one field family
-// describe (Zendesk sends X-Rate-Limit: 700 and RateLimit-Limit: 700 for
-// the same limit): same unit, same quota and same remaining count.
+// dedupe merges the limits that two spellings of one field family
+// describe: Zendesk sends X-Rate-Limit: 700 and RateLimit-Limit: 700 for
+// the same limit, Jira X-RateLimit-Limit: 100 beside its named
+// "jira-burst-based";q=100 policy. An unnamed limit of another dialect with
+// the same unit, quota and remaining count, and no other reset, is the same
+// limit; a named limit is never merged with another named one.
 func (p *parser) dedupe() {
 	ls := p.o.Limits
 	for i := 0; i < len(ls); i++ {
 		a := &ls[i]
-		if a.Name != "" || a.Informational || !a.Has(HasQuota|HasRemaining) {
+		if a.Informational || !a.Has(HasQuota|HasRemaining) {
 			continue
 		}
 		for j := i + 1; j < len(ls); j++ {
 			b := &ls[j]
 			if b.Name != "" || b.Informational || b.Dialect == a.Dialect || b.Unit != a.Unit ||
-				!b.Has(HasQuota|HasRemaining) || b.Quota != a.Quota || b.Remaining != a.Remaining {
+				!b.Has(HasQuota|HasRemaining) || b.Quota != a.Quota || b.Remaining != a.Remaining ||
+				b.Scope != "" && a.Scope != "" && b.Scope != a.Scope || !sameReset(a, b) ||
+				a.Name != "" && b.Has(HasWindow) && a.Has(HasWindow) && a.Window != b.Window {
 				continue
 			}
 			if !a.Has(HasWindow) && b.Has(HasWindow) {
@@ -336,6 +341,17 @@ func (p *parser) dedupe() {
 		}
 	}
 	p.o.Limits = ls
+}
+
+// sameReset reports whether a and b could be one limit by their resets:
+// when both have one, they are at most a second apart (one may be rounded
+// to whole seconds).
+func sameReset(a, b *Limit) bool {
+	if !a.Has(HasReset) || !b.Has(HasReset) {
+		return true
+	}
+	d := a.Reset.Sub(b.Reset)
+	return d <= time.Second && d >= -time.Second
 }
 
 // finish derives the throttle verdict, the wait and the reason scope. Only

@@ -627,6 +627,7 @@ func TestCanonicalKeys(t *testing.T) {
 		keyRetryAfter, keyRateLimit, keyRateLimitPolicy, keyBetaRateLimit, keyBetaRateLimitPolicy,
 		keyRateLimitReason, keyRateLimitLimit, keyRateLimitRemaining, keyRateLimitReset,
 		keyRateLimitResetTime, keyRateLimitName, keyShopify, keySalesforce, keyStripeReason,
+		keyRetryAfterMs, keyMsRetryAfterMs, keyRateLimitPartition, prefixZendesk, prefixUnified + "X",
 	} {
 		if c := http.CanonicalHeaderKey(k); c != k {
 			t.Errorf("CanonicalHeaderKey(%q) = %q, want it unchanged", k, c)
