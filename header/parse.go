@@ -59,9 +59,13 @@ func ParseInto(o *Observation, status int, h http.Header, body []byte, now time.
 	if p.has(famBeta) {
 		p.ietfStructured(keyBetaRateLimitPolicy, keyBetaRateLimit, "Beta-RateLimit-Policy", "Beta-RateLimit", true)
 	}
-	if p.has(famX) {
+	if p.has(famOpenAI) {
 		p.openAI()
+	}
+	if p.has(famLinear) {
 		p.linear()
+	}
+	if p.has(famX) {
 		p.xRateLimit()
 	}
 	if p.has(famXRate) {
@@ -117,7 +121,10 @@ const (
 	famAnthropicPriority // anthropic-priority-*
 	famGitLab            // RateLimit-Observed, -ResetTime, -Name
 	famZendesk           // X-Rate-Limit, Zendesk's own spelling
-	famMillis            // Retry-After-Ms, X-Ms-Retry-After-Ms
+	famMillis            // Retry-After-Ms, X-Ms-Retry-After-Ms, X-RateLimit-Reset-Ms ...
+	famOpenAI            // x-ratelimit-{limit,remaining,reset}-*
+	famOpenAIUsage       // x-ratelimit-*_usage_based
+	famLinear            // X-RateLimit-{Requests,Complexity,Endpoint}-*
 )
 
 // Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
@@ -212,6 +219,20 @@ func (p *parser) scan() {
 			switch {
 			case strings.HasPrefix(k, "X-Ratelimit-"):
 				p.fams |= famX
+				switch rest := k[len("X-Ratelimit-"):]; {
+				case strings.HasPrefix(rest, "Limit-"), strings.HasPrefix(rest, "Remaining-"),
+					strings.HasPrefix(rest, "Reset-") && rest != "Reset-After":
+					p.fams |= famOpenAI
+					if strings.HasSuffix(rest, "_usage_based") {
+						p.fams |= famOpenAIUsage
+					}
+				case strings.HasPrefix(rest, "Requests-"), strings.HasPrefix(rest, "Complexity-"),
+					strings.HasPrefix(rest, "Endpoint-"):
+					p.fams |= famLinear
+				}
+				if strings.HasSuffix(k, "-Ms") {
+					p.fams |= famMillis
+				}
 			case strings.HasPrefix(k, "X-Rate-Limit"):
 				p.fams |= famXRate
 				if k == "X-Rate-Limit" {

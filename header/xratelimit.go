@@ -82,6 +82,9 @@ func (p *parser) openAI() {
 		"X-Ratelimit-Remaining-Tokens", "x-ratelimit-remaining-tokens",
 		"X-Ratelimit-Reset-Tokens", "x-ratelimit-reset-tokens",
 	})
+	if !p.has(famOpenAIUsage) {
+		return
+	}
 	p.openAILimit(Limit{Name: "requests_usage_based", Unit: Requests, Dialect: OpenAI}, &fields{
 		"X-Ratelimit-Limit-Requests_usage_based", "x-ratelimit-limit-requests_usage_based",
 		"X-Ratelimit-Remaining-Requests_usage_based", "x-ratelimit-remaining-requests_usage_based",
@@ -97,13 +100,19 @@ func (p *parser) openAI() {
 // openAILimit is simple with Azure OpenAI's sentinels left unknown: a
 // count of -1 and a bare reset of 0.
 func (p *parser) openAILimit(lim Limit, f *fields) {
-	if v, ok := p.get(f.limit); ok && v == "-1" {
+	l, hasL := p.get(f.limit)
+	r, hasR := p.get(f.remaining)
+	t, hasT := p.get(f.reset)
+	if !hasL && !hasR && !hasT {
+		return
+	}
+	if l == "-1" {
 		f.limit = ""
 	}
-	if v, ok := p.get(f.remaining); ok && v == "-1" {
+	if r == "-1" {
 		f.remaining = ""
 	}
-	if v, ok := p.get(f.reset); ok && v == "0" {
+	if t == "0" {
 		f.reset = ""
 	}
 	p.simple(lim, f)
@@ -234,17 +243,20 @@ func (p *parser) xRateLimit() {
 			p.warnf("X-RateLimit-Reset-After: %s is not a delay in seconds; ignored", quote(v))
 		}
 	}
-	if v, ok := p.get("X-Ratelimit-Reset-Ms"); ok && resetFrom == "X-RateLimit-Reset" {
-		// A name that says milliseconds: a delay, or epoch milliseconds.
-		if t, ok := p.millisReset(v, "X-RateLimit-Reset-Ms"); ok {
-			lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
-			resetFrom = "X-RateLimit-Reset-Ms"
+	if p.has(famMillis) {
+		// Fields whose names say milliseconds: a delay, or epoch
+		// milliseconds.
+		if v, ok := p.get("X-Ratelimit-Reset-Ms"); ok && resetFrom == "X-RateLimit-Reset" {
+			if t, ok := p.millisReset(v, "X-RateLimit-Reset-Ms"); ok {
+				lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
+				resetFrom = "X-RateLimit-Reset-Ms"
+			}
 		}
-	}
-	if v, ok := p.get("X-Ratelimit-Reset-After-Ms"); ok {
-		if t, ok := p.millisReset(v, "X-RateLimit-Reset-After-Ms"); ok {
-			lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
-			resetFrom = "X-RateLimit-Reset-After-Ms"
+		if v, ok := p.get("X-Ratelimit-Reset-After-Ms"); ok {
+			if t, ok := p.millisReset(v, "X-RateLimit-Reset-After-Ms"); ok {
+				lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
+				resetFrom = "X-RateLimit-Reset-After-Ms"
+			}
 		}
 	}
 	if hasBucket && bucket != "" {
