@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
+	"time"
 )
 
 // body reads the signals providers put in the body. Cheap searches for
@@ -17,8 +19,15 @@ func (p *parser) body(b []byte) {
 		b = b[:maxBodyBytes]
 	}
 	status := p.o.Status
-	if (status == 403 || status == 429) && containsFold(b, "secondary rate limit") {
-		p.secondary = true // GitHub
+	if status == 403 || status == 429 {
+		// GitHub: "You have exceeded a secondary rate limit", formerly
+		// "You have triggered an abuse detection mechanism"; and the
+		// primary limit's "API rate limit exceeded for ...".
+		if containsFold(b, "secondary rate limit") || containsFold(b, "abuse detection") {
+			p.secondary = true
+		} else if containsFold(b, "api rate limit exceeded") {
+			p.primary = true
+		}
 	}
 	if status == 429 && bytes.Contains(b, []byte(`"retry_after"`)) {
 		p.discordBody(b)
@@ -28,7 +37,104 @@ func (p *parser) body(b []byte) {
 		p.graphQLBody(b)
 	}
 	if i := bytes.LastIndex(b, []byte(`"throttleStatus"`)); i >= 0 {
-		p.shopifyCost(b[i+len(`"throttleStatus"`):])
+		p.shopifyCost(b, i)
+	}
+	if i := bytes.Index(b, []byte(`"rateLimit"`)); i >= 0 {
+		p.githubGraphQL(b[i+len(`"rateLimit"`):])
+	}
+	if bytes.Contains(b, []byte("http-problem-types#")) {
+		p.problemBody(b)
+	}
+}
+
+// decodeAfter decodes the JSON value that follows a key's colon in rest
+// into v, ignoring whatever follows the value.
+func decodeAfter(rest []byte, v any) bool {
+	rest = bytes.TrimLeft(rest, " \t\r\n")
+	if len(rest) == 0 || rest[0] != ':' {
+		return false
+	}
+	return json.NewDecoder(bytes.NewReader(rest[1:])).Decode(v) == nil
+}
+
+// problemBody reads the IETF draft's problem types
+// (https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/,
+// "Problem Types"): {"type":
+// "https://iana.org/assignments/http-problem-types#quota-exceeded",
+// "violated-policies": ["daily"]}, and temporary-reduced-capacity (a 503
+// that is a throttle) and abnormal-usage-detected. The first violated
+// policy is the reason, unless a header gave one.
+func (p *parser) problemBody(b []byte) {
+	var v struct {
+		Type     string   `json:"type"`
+		Violated []string `json:"violated-policies"`
+	}
+	if json.NewDecoder(bytes.NewReader(b)).Decode(&v) != nil {
+		return
+	}
+	_, kind, ok := strings.Cut(v.Type, "http-problem-types#")
+	if !ok {
+		return
+	}
+	switch kind {
+	case "quota-exceeded":
+		p.problem = problemQuotaExceeded
+	case "temporary-reduced-capacity":
+		p.problem = problemReducedCapacity
+	case "abnormal-usage-detected":
+		p.problem = problemAbnormalUsage
+	default:
+		return
+	}
+	if len(v.Violated) > 0 && p.o.Reason == "" && len(v.Violated[0]) <= 256 {
+		p.o.Reason = v.Violated[0]
+	}
+}
+
+// githubGraphQL reads the rateLimit object a GitHub GraphQL query can ask
+// for: {"rateLimit": {"limit": 5000, "cost": 1, "remaining": 4999,
+// "resetAt": "2019-06-21T19:09:55Z", "used": 1}}, points per hour
+// (https://docs.github.com/en/graphql/overview/rate-limits-and-query-limits-for-the-graphql-api).
+// It describes the limit X-RateLimit-Resource: graphql does, which it
+// completes rather than repeats. rest follows the key.
+func (p *parser) githubGraphQL(rest []byte) {
+	var rl struct {
+		Limit     *float64 `json:"limit"`
+		Cost      *float64 `json:"cost"`
+		Remaining *float64 `json:"remaining"`
+		ResetAt   *string  `json:"resetAt"`
+	}
+	if !decodeAfter(rest, &rl) || rl.Limit == nil && rl.Remaining == nil {
+		return
+	}
+	i := -1
+	for j := range p.o.Limits {
+		if p.o.Limits[j].Scope == "resource:graphql" {
+			i = j
+			break
+		}
+	}
+	if i < 0 {
+		lim := Limit{Unit: Points, Scope: "resource:graphql", Window: time.Hour, Known: HasWindow, Dialect: Body}
+		if i = p.add(lim, "body:rateLimit.resetAt"); i < 0 {
+			return
+		}
+	}
+	l := &p.o.Limits[i]
+	if rl.Limit != nil && *rl.Limit >= 0 && !l.Has(HasQuota) {
+		l.Quota, l.Known = *rl.Limit, l.Known|HasQuota
+	}
+	if rl.Remaining != nil && *rl.Remaining >= 0 && !l.Has(HasRemaining) {
+		l.Remaining, l.Known = *rl.Remaining, l.Known|HasRemaining
+	}
+	if rl.Cost != nil && *rl.Cost >= 0 {
+		l.Cost, l.Known = *rl.Cost, l.Known|HasCost
+	}
+	if rl.ResetAt != nil && !l.Has(HasReset) {
+		if t, ok := parseISODate(*rl.ResetAt); ok {
+			l.Reset, l.Known = t, l.Known|HasReset
+			p.resetFrom[i] = "body:rateLimit.resetAt"
+		}
 	}
 }
 
@@ -39,7 +145,7 @@ func (p *parser) discordBody(b []byte) {
 		RetryAfter *float64 `json:"retry_after"`
 		Global     bool     `json:"global"`
 	}
-	if json.Unmarshal(b, &v) != nil || v.RetryAfter == nil {
+	if json.NewDecoder(bytes.NewReader(b)).Decode(&v) != nil || v.RetryAfter == nil {
 		return
 	}
 	if ra := *v.RetryAfter; ra >= 0 && !math.IsInf(ra, 0) {
@@ -80,26 +186,49 @@ func throttleCode(c string) bool {
 }
 
 // shopifyCost reads the cost bucket of Shopify's GraphQL Admin API from
-// extensions.cost.throttleStatus: {"maximumAvailable": 1000.0,
-// "currentlyAvailable": 988.0, "restoreRate": 50.0}. rest follows the key.
-func (p *parser) shopifyCost(rest []byte) {
-	rest = bytes.TrimLeft(rest, " \t\r\n")
-	if len(rest) == 0 || rest[0] != ':' {
+// extensions.cost (https://shopify.dev/docs/api/usage/rate-limits):
+// {"requestedQueryCost": 101, "actualQueryCost": 46, "throttleStatus":
+// {"maximumAvailable": 1000.0, "currentlyAvailable": 954.0,
+// "restoreRate": 50.0}}. The bucket refills at restoreRate points a
+// second, so it fills in maximumAvailable/restoreRate seconds, its window;
+// a throttled query can run once its requested cost is restored. at is
+// where "throttleStatus" is in b.
+func (p *parser) shopifyCost(b []byte, at int) {
+	var cost struct {
+		Requested *float64 `json:"requestedQueryCost"`
+		Throttle  struct {
+			Max       *float64 `json:"maximumAvailable"`
+			Available *float64 `json:"currentlyAvailable"`
+			Restore   *float64 `json:"restoreRate"`
+		} `json:"throttleStatus"`
+	}
+	ok := false
+	if i := bytes.LastIndex(b[:at], []byte(`"cost"`)); i >= 0 {
+		ok = decodeAfter(b[i+len(`"cost"`):], &cost)
+	}
+	if !ok && !decodeAfter(b[at+len(`"throttleStatus"`):], &cost.Throttle) {
 		return
 	}
-	var ts struct {
-		Max       *float64 `json:"maximumAvailable"`
-		Available *float64 `json:"currentlyAvailable"`
-	}
-	if json.NewDecoder(bytes.NewReader(rest[1:])).Decode(&ts) != nil {
-		return
-	}
+	ts := &cost.Throttle
 	lim := Limit{Name: "graphql-cost", Unit: Points, Dialect: Shopify}
 	if ts.Max != nil && *ts.Max >= 0 {
 		lim.Quota, lim.Known = *ts.Max, lim.Known|HasQuota
 	}
 	if ts.Available != nil && *ts.Available >= 0 {
 		lim.Remaining, lim.Known = *ts.Available, lim.Known|HasRemaining
+	}
+	restore := 0.0
+	if ts.Restore != nil && *ts.Restore > 0 && !math.IsInf(*ts.Restore, 0) {
+		restore = *ts.Restore
+		if lim.Has(HasQuota) {
+			lim.Window, lim.Known = seconds(lim.Quota/restore), lim.Known|HasWindow
+		}
+	}
+	if cost.Requested != nil && *cost.Requested >= 0 {
+		lim.Cost, lim.Known = *cost.Requested, lim.Known|HasCost
+		if restore > 0 && lim.Has(HasRemaining) && *cost.Requested > lim.Remaining {
+			p.costWait, p.hasCostWait = seconds((*cost.Requested-lim.Remaining)/restore), true
+		}
 	}
 	if lim.Known != 0 {
 		p.add(lim, "")

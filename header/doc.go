@@ -15,19 +15,49 @@
 //     "10, 10;w=1, 50;w=60" and RateLimit-Policy: 5;w=60), the RateLimit
 //     dictionary of draft 07 ("limit=100, remaining=50, reset=5"), and the
 //     named policies of drafts 08-10 (RateLimit-Policy: "day";q=5000;w=86400
-//     with RateLimit: "day";r=100;t=36000), which Jira Cloud and Cloudflare
-//     send. Jira's Beta-RateLimit fields are read as informational.
+//     with RateLimit: "day";r=100;t=36000), which Jira Cloud, Cloudflare and
+//     express-rate-limit send, and draft 12's spelling (RateLimit:
+//     "day";a=100;w=36000;c=1, with RateLimit-Partition). Quota units are
+//     kept as given ("content-bytes"), unknown parameters ignored, and a
+//     reset in the range of epoch seconds is read as one. Jira's
+//     Beta-RateLimit fields are read as informational.
 //   - X-RateLimit-* and X-Rate-Limit-*: GitHub, X, Okta, Reddit, Jira,
 //     Discord, Zoom, Linear, GitLab (RateLimit-* with an epoch reset).
 //   - OpenAI's x-ratelimit-*-{requests,tokens} and Anthropic's
 //     anthropic-ratelimit-*.
 //   - Shopify, HubSpot, Zendesk, Salesforce and Stripe's own fields, and the
 //     limits some providers put in the body (Discord's retry_after, Shopify's
-//     GraphQL cost, throttled GraphQL errors, GitHub's secondary limit).
+//     GraphQL cost, GitHub's GraphQL rateLimit, throttled GraphQL errors,
+//     GitHub's secondary limit, the IETF draft's problem types).
+//
+// # Waits and hints
+//
+// Only a throttle mandates a wait: a 429, a 503 that says when to come back
+// or carries the draft's temporary-reduced-capacity problem type, GitHub's
+// 403 with nothing remaining or a secondary-limit message, a throttled
+// GraphQL body. [Observation.RetryAfter] is that wait, from Retry-After
+// (retry-after-ms when sent), the body, or the reset of an exhausted limit;
+// a GitHub secondary limit that names none waits a minute, as GitHub
+// documents. The same fields on any other response (a Retry-After on a 3xx
+// or a 2xx, the reset of a limit whose last unit a 200 spent) are a hint,
+// [Observation.Hint], not a wait.
+//
+// # What a provider's definition fixes
+//
+// Where a provider documents what its headers leave out, the limit says it:
+// GitHub's primary limits are hourly (search per minute, GraphQL in
+// points), recognised from X-RateLimit-Resource; Zendesk's and GitLab's
+// per minute; X's 24-hour limits and Zoom's Daily-limit a day; OpenAI's
+// and Anthropic's per minute. Limits a provider reports apart are read
+// apart: OpenAI's *_usage_based limits, Anthropic's Priority Tier and
+// unified windows, X's app and user 24-hour limits, Linear's complexity and
+// endpoint limits. Azure OpenAI's -1 and 0 stand for unknown.
 //
 // A reset is accepted as delta seconds, epoch seconds (fractional, as
-// Discord sends them), epoch milliseconds, a Go duration ("6m0s") or a date,
-// and the numeric forms are told apart by magnitude: below 1e9 is a delay,
+// Discord sends them), epoch milliseconds, a Go duration ("6m0s"), a date
+// (RFC 3339, HTTP, or JavaScript's Date.toString()), or milliseconds where
+// the field's name says so (X-RateLimit-Reset-Ms), and the numeric forms
+// are told apart by magnitude: below 1e9 is a delay,
 // 1e9 to 1e11 epoch seconds, 1e12 to 1e14 epoch milliseconds. Values in
 // between are refused with a warning rather than misread.
 //

@@ -38,7 +38,8 @@ func ExampleParse() {
 	// global-app-quota: 11000 points remaining, resets in 10m0s, informational true
 }
 
-// Parsing many responses into one Observation reuses its memory.
+// Parsing many responses into one Observation reuses its memory. The last
+// request of the window succeeds: its reset is a hint, not a mandated wait.
 func ExampleParseInto() {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	var o header.Observation
@@ -48,12 +49,12 @@ func ExampleParseInto() {
 		h.Set("X-RateLimit-Remaining", remaining)
 		h.Set("X-RateLimit-Reset", "1795953630") // epoch seconds: 12:00:30 UTC
 		header.ParseInto(&o, http.StatusOK, h, nil, now)
-		fmt.Println(o.Limits[0].Remaining, o.HasRetryAfter, o.RetryAfter)
+		fmt.Println(o.Limits[0].Remaining, o.HasRetryAfter, o.HasHint, o.Hint)
 	}
 	// Output:
-	// 2 false 0s
-	// 1 false 0s
-	// 0 true 30s
+	// 2 false false 0s
+	// 1 false false 0s
+	// 0 false true 30s
 }
 
 func ExampleParseRetryAfter() {

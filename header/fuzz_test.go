@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func headerText(lines []string) string { return strings.Join(lines, "\n") }
 // counts, the bounds on limits and warnings, and the same result from Parse
 // and from ParseInto on a reused Observation.
 func FuzzParse(f *testing.F) {
-	for _, tc := range parseCases {
+	for _, tc := range slices.Concat(parseCases, classCases) {
 		f.Add(tc.status, headerText(tc.header), []byte(tc.body))
 	}
 	f.Fuzz(func(t *testing.T, status int, text string, body []byte) {
@@ -29,21 +30,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		o := Parse(status, h, body, now)
-		if o.RetryAfter < 0 || o.RetryAfter > MaxWait {
-			t.Errorf("RetryAfter = %v, want within [0, MaxWait]", o.RetryAfter)
-		}
-		if !o.HasRetryAfter && (o.RetryAfter != 0 || o.RetryAfterSource != "") {
-			t.Errorf("no wait, but RetryAfter = %v from %q", o.RetryAfter, o.RetryAfterSource)
-		}
-		if o.HasRetryAfter && o.RetryAfterSource == "" {
-			t.Errorf("a wait of %v has no source", o.RetryAfter)
-		}
-		if len(o.Limits) > MaxLimits || len(o.Warnings) > maxWarnings+1 {
-			t.Errorf("%d limits and %d warnings, want at most %d and %d", len(o.Limits), len(o.Warnings), MaxLimits, maxWarnings+1)
-		}
-		for _, l := range o.Limits {
-			checkLimit(t, l)
-		}
+		checkObservation(t, &o)
 		var reused Observation
 		ParseInto(&reused, 429, http.Header{"Ratelimit": {`"x";r=1;t=1`}, "Retry-After": {"x"}}, nil, now)
 		ParseInto(&reused, status, h, body, now)
@@ -61,6 +48,37 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// checkObservation checks what must hold for any Observation: a wait
+// within [0, MaxWait] only from a throttle, a hint never beside it, the
+// bounds on limits and warnings, and no invented number in any limit.
+func checkObservation(t *testing.T, o *Observation) {
+	t.Helper()
+	if o.RetryAfter < 0 || o.RetryAfter > MaxWait {
+		t.Errorf("RetryAfter = %v, want within [0, MaxWait]", o.RetryAfter)
+	}
+	if !o.HasRetryAfter && (o.RetryAfter != 0 || o.RetryAfterSource != "") {
+		t.Errorf("no wait, but RetryAfter = %v from %q", o.RetryAfter, o.RetryAfterSource)
+	}
+	if o.HasRetryAfter && o.RetryAfterSource == "" {
+		t.Errorf("a wait of %v has no source", o.RetryAfter)
+	}
+	if o.HasRetryAfter && !o.Throttled {
+		t.Errorf("a wait of %v is mandated by a response that is not a throttle", o.RetryAfter)
+	}
+	if o.HasHint && (o.HasRetryAfter || o.HintSource == "" || o.Hint < 0 || o.Hint > MaxWait) {
+		t.Errorf("hint %v from %q beside a wait %v, or out of [0, MaxWait]", o.Hint, o.HintSource, o.HasRetryAfter)
+	}
+	if !o.HasHint && (o.Hint != 0 || o.HintSource != "") {
+		t.Errorf("no hint, but Hint = %v from %q", o.Hint, o.HintSource)
+	}
+	if len(o.Limits) > MaxLimits || len(o.Warnings) > maxWarnings+1 {
+		t.Errorf("%d limits and %d warnings, want at most %d and %d", len(o.Limits), len(o.Warnings), MaxLimits, maxWarnings+1)
+	}
+	for _, l := range o.Limits {
+		checkLimit(t, l)
+	}
+}
+
 // checkLimit checks that l conveys no number the server did not send.
 func checkLimit(t *testing.T, l Limit) {
 	t.Helper()
@@ -73,6 +91,12 @@ func checkLimit(t *testing.T, l Limit) {
 	}
 	if !l.Has(HasWindow) && l.Window != 0 || l.Window < 0 {
 		t.Errorf("%+v: Window invented or invalid", l)
+	}
+	if !l.Has(HasCost) && l.Cost != 0 || bad(l.Cost) {
+		t.Errorf("%+v: Cost invented or invalid", l)
+	}
+	if !l.Has(HasUtilization) && l.Utilization != 0 || bad(l.Utilization) {
+		t.Errorf("%+v: Utilization invented or invalid", l)
 	}
 	if l.Has(HasReset) == l.Reset.IsZero() {
 		t.Errorf("%+v: Reset and HasReset disagree", l)

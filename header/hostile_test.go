@@ -41,7 +41,10 @@ func TestHostileSizes(t *testing.T) {
 			"Ratelimit": {mib}, "Ratelimit-Policy": {mib}, "Ratelimit-Limit": {mib}, "X-Ratelimit-Limit": {mib},
 			"X-Ratelimit-Remaining": {mib}, "X-Ratelimit-Reset": {mib}, "Sforce-Limit-Info": {mib},
 			"Zendesk-Ratelimit-X": {mib}, "X-Shopify-Shop-Api-Call-Limit": {mib},
+			"Ratelimit-Partition": {mib}, "Anthropic-Ratelimit-Unified-5h-Reset": {mib}, "Retry-After-Ms": {mib},
+			"X-App-Limit-24hour-Limit": {mib}, "X-Ratelimit-Reset-Ms": {mib},
 		}},
+		{name: "1 MiB of partitions", h: http.Header{"Ratelimit-Partition": {strings.Repeat(`"p";a,`, 1<<17)}, "Ratelimit": {limits.String()}}},
 		{name: "1 MiB of separators", h: http.Header{
 			"Ratelimit": {strings.Repeat(",", 1<<20)}, "Sforce-Limit-Info": {strings.Repeat(";", 1<<20)},
 			"Zendesk-Ratelimit-X": {strings.Repeat(";x", 1<<19)},
@@ -50,6 +53,9 @@ func TestHostileSizes(t *testing.T) {
 		{name: "10,000 lines", h: manyLines},
 		{name: "10,000 keys", h: manyKeys},
 		{name: "1 MiB body", h: http.Header{}, body: []byte(`{"errors":[{"type":"RATE_LIMITED"}],"x":"` + mib + `"}`)},
+		{name: "deeply nested rateLimit", h: http.Header{}, body: []byte(`{"rateLimit":` + strings.Repeat("[", 1<<20))},
+		{name: "deeply nested cost", h: http.Header{}, body: []byte(`{"cost":` + strings.Repeat(`{"a":`, 1<<16) + `"throttleStatus"`)},
+		{name: "many problem markers", h: http.Header{}, body: []byte(strings.Repeat(`{"type":"http-problem-types#quota-exceeded"}`, 1<<12))},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

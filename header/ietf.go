@@ -1,6 +1,9 @@
 package header
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // lines returns the lines of a list-valued field, at most maxFieldLines,
 // each cut to maxFieldBytes at a member boundary. Cuts are reported with
@@ -54,7 +57,7 @@ func (p *parser) ietfStructured(policyKey, limitKey, policyName, limitName strin
 			}
 			lim := Limit{Name: m.name, Unit: unitFor(m.name, "", ""), Scope: scopeFor(m.name), Dialect: IETFStructured, Informational: info}
 			if i := p.add(lim, limitName); i >= 0 {
-				p.apply(i, &m)
+				p.apply(i, &m, false)
 			}
 		}
 	}
@@ -79,7 +82,7 @@ func (p *parser) ietfStructured(policyKey, limitKey, policyName, limitName strin
 				continue
 			}
 			seen[i] = true
-			p.apply(i, &m)
+			p.apply(i, &m, true)
 		}
 	}
 }
@@ -108,33 +111,72 @@ func (p *parser) find(first int, name string, info bool) int {
 	return -1
 }
 
-// apply sets the fields of limit i that member m conveys.
-func (p *parser) apply(i int, m *member) {
+// apply sets the fields of limit i that member m conveys. In a policy
+// (RateLimit-Policy), q is the quota and w the window. In a service limit
+// (RateLimit), r or a is what is available, t or w the seconds until the
+// reset (draft 12 renamed r to a and t to w, the effective window), and c
+// the request's cost.
+func (p *parser) apply(i int, m *member, service bool) {
 	l := &p.o.Limits[i]
 	l.Unit = unitFor(l.Name, m.qu, l.Unit)
 	if m.params&pq != 0 {
 		l.Quota, l.Known = m.q, l.Known|HasQuota
 	}
-	if m.params&pw != 0 {
-		l.Window, l.Known = seconds(m.w), l.Known|HasWindow
-	}
 	if m.params&pr != 0 {
 		l.Remaining, l.Known = m.r, l.Known|HasRemaining
 	}
-	if m.params&pt != 0 {
-		l.Reset, l.Known = p.now.Add(seconds(m.t)), l.Known|HasReset
+	if m.params&pc != 0 {
+		l.Cost, l.Known = m.c, l.Known|HasCost
+	}
+	switch {
+	case m.params&pt != 0:
+		l.Reset, l.Known = p.resetIn(m.t), l.Known|HasReset
+	case m.params&pw != 0 && service:
+		l.Reset, l.Known = p.resetIn(m.w), l.Known|HasReset
+	case m.params&pw != 0:
+		l.Window, l.Known = seconds(m.w), l.Known|HasWindow
 	}
 }
 
-// unitFor is the unit of a limit: the qu parameter when given, else what
+// resetIn is the instant of a reset given in delay seconds, as the drafts
+// define it. A value in the range of epoch seconds is read as one, as
+// GitLab sends RateLimit-Reset: an epoch is never read as a delay.
+func (p *parser) resetIn(v float64) time.Time {
+	if v >= epochSecondsMin && v < epochSecondsMax {
+		return time.Unix(int64(v), 0).UTC()
+	}
+	return p.now.Add(seconds(v))
+}
+
+// partitions reads RateLimit-Partition (draft 12 on): for each named
+// policy, the dimensions its quota is partitioned by, such as
+// "api";user_id;method=GET. It describes limits read before; a policy not
+// otherwise described is ignored.
+func (p *parser) partitions(first int) {
+	var buf [maxFieldLines]string
+	for _, line := range p.lines(keyRateLimitPartition, "RateLimit-Partition", &buf) {
+		for item := range strings.SplitSeq(line, ",") {
+			item = trimOWS(item)
+			name, dims, _ := strings.Cut(item, ";")
+			if len(name) < 2 || name[0] != '"' || name[len(name)-1] != '"' {
+				p.warnf("RateLimit-Partition: %s does not start with a policy name; ignored", quote(item))
+				continue
+			}
+			if i := p.find(first, name[1:len(name)-1], false); i >= 0 {
+				p.o.Limits[i].Partition = trimOWS(dims)
+			}
+		}
+	}
+}
+
+// unitFor is the unit of a limit: the qu parameter when given, kept as the
+// server spells it ("content-bytes", "concurrent-requests"), else what
 // the policy's name is known to count, else cur, else requests.
 func unitFor(name, qu string, cur Unit) Unit {
 	switch qu {
 	case "":
 	case "requests":
 		return Requests
-	case "content-bytes":
-		return Bytes
 	default:
 		return Unit(qu)
 	}
@@ -244,7 +286,7 @@ func (p *parser) ietfSeparate() {
 			case "remaining":
 				lim.Remaining, lim.Known = m.num, lim.Known|HasRemaining
 			case "reset":
-				lim.Reset, lim.Known = p.now.Add(seconds(m.num)), lim.Known|HasReset
+				lim.Reset, lim.Known = p.resetIn(m.num), lim.Known|HasReset
 			}
 		}
 		if lim.Known != 0 && nmain < len(mains) {

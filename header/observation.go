@@ -14,6 +14,10 @@ const (
 	OutputTokens Unit = "output-tokens"
 	Points       Unit = "points" // Jira's hourly quota, Shopify's GraphQL cost
 	Bytes        Unit = "bytes"
+
+	// The IETF draft's quota units, kept as the draft spells them.
+	ContentBytes       Unit = "content-bytes"
+	ConcurrentRequests Unit = "concurrent-requests"
 )
 
 // Dialect names the header family a limit was read from.
@@ -56,6 +60,8 @@ const (
 	HasRemaining
 	HasWindow
 	HasReset
+	HasCost        // the request's cost in the limit's units
+	HasUtilization // the fraction of the quota spent
 )
 
 // Limit is one limit a response describes, normalised from any dialect.
@@ -77,6 +83,18 @@ type Limit struct {
 	// Reset is when the window resets or the quota is restored (valid with
 	// HasReset); relative inputs are converted with the instant parsed at.
 	Reset time.Time
+	// Cost is what the request that drew the response cost, in Unit (valid
+	// with HasCost): the IETF draft's c parameter, GitHub's GraphQL
+	// rateLimit.cost, Shopify's requestedQueryCost.
+	Cost float64
+	// Utilization is the fraction of the quota spent, from 0 to 1 (valid
+	// with HasUtilization), for limits that report no counts, such as
+	// Anthropic's unified windows. It is not a remaining count.
+	Utilization float64
+	// Partition names the dimensions the server partitions the limit's
+	// quota by, as its RateLimit-Partition field declares them, such as
+	// "user_id;method=GET", or "".
+	Partition string
 	// Known says which of the fields above the server conveyed.
 	Known Known
 	// Dialect is the header family the limit came from.
@@ -101,13 +119,24 @@ type Observation struct {
 	// secondary-limit message; a throttled GraphQL body.
 	Throttled bool
 	// RetryAfter is the wait the server mandates before the next attempt,
-	// valid when HasRetryAfter is set. It is never negative.
+	// valid when HasRetryAfter is set. It is never negative. Only a
+	// throttle mandates a wait: HasRetryAfter implies Throttled.
 	RetryAfter time.Duration
-	// HasRetryAfter reports whether the server conveyed a wait.
+	// HasRetryAfter reports whether the server mandated a wait.
 	HasRetryAfter bool
 	// RetryAfterSource names where RetryAfter came from: "Retry-After",
 	// "X-RateLimit-Reset", a limit's name, or "" when there is none.
 	RetryAfterSource string
+	// Hint is a wait the response suggests without mandating it, valid
+	// when HasHint is set: a Retry-After on a response that is not a
+	// throttle (a 3xx names when to follow the redirect, a 2xx when to
+	// come back), or the time a limit with nothing remaining turns, on a
+	// success. It is never negative, and never set with HasRetryAfter.
+	Hint time.Duration
+	// HasHint reports whether the response suggested a wait.
+	HasHint bool
+	// HintSource names where Hint came from, as RetryAfterSource does.
+	HintSource string
 	// NearLimit reports Jira's X-RateLimit-NearLimit: true, sent when less
 	// than a fifth of a quota is left.
 	NearLimit bool

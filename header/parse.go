@@ -49,22 +49,39 @@ func ParseInto(o *Observation, status int, h http.Header, body []byte, now time.
 	p := parser{o: o, h: h, now: now}
 	p.scan()
 	if p.has(famIETF) {
+		first := len(p.o.Limits)
 		p.ietfStructured(keyRateLimitPolicy, keyRateLimit, "RateLimit-Policy", "RateLimit", false)
+		if _, ok := p.h[keyRateLimitPartition]; ok {
+			p.partitions(first)
+		}
 		p.ietfSeparate()
 	}
 	if p.has(famBeta) {
 		p.ietfStructured(keyBetaRateLimitPolicy, keyBetaRateLimit, "Beta-RateLimit-Policy", "Beta-RateLimit", true)
 	}
-	if p.has(famX) {
+	if p.has(famOpenAI) {
 		p.openAI()
+	}
+	if p.has(famLinear) {
 		p.linear()
+	}
+	if p.has(famX) {
 		p.xRateLimit()
 	}
 	if p.has(famXRate) {
 		p.xRateLimitDashed()
 	}
+	if p.has(famX24) {
+		p.x24hour()
+	}
 	if p.has(famAnthropic) {
 		p.anthropic()
+	}
+	if p.has(famAnthropicPriority) {
+		p.anthropicPriority()
+	}
+	if p.nunified > 0 {
+		p.anthropicUnified()
 	}
 	if p.has(famShopify) {
 		p.shopify()
@@ -82,6 +99,7 @@ func ParseInto(o *Observation, status int, h http.Header, body []byte, now time.
 		p.stripe()
 	}
 	p.body(body)
+	p.providerWindows()
 	p.dedupe()
 	p.finish()
 }
@@ -99,6 +117,14 @@ const (
 	famSalesforce
 	famStripe
 	famRetryAfter
+	famX24               // X's x-app-limit-24hour-* and x-user-limit-24hour-*
+	famAnthropicPriority // anthropic-priority-*
+	famGitLab            // RateLimit-Observed, -ResetTime, -Name
+	famZendesk           // X-Rate-Limit, Zendesk's own spelling
+	famMillis            // Retry-After-Ms, X-Ms-Retry-After-Ms, X-RateLimit-Reset-Ms ...
+	famOpenAI            // x-ratelimit-{limit,remaining,reset}-*
+	famOpenAIUsage       // x-ratelimit-*_usage_based
+	famLinear            // X-RateLimit-{Requests,Complexity,Endpoint}-*
 )
 
 // Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
@@ -117,8 +143,13 @@ const (
 	keyShopify             = "X-Shopify-Shop-Api-Call-Limit"
 	keySalesforce          = "Sforce-Limit-Info"
 	keyStripeReason        = "Stripe-Rate-Limited-Reason"
+	keyRetryAfterMs        = "Retry-After-Ms"      // OpenAI, Azure OpenAI
+	keyMsRetryAfterMs      = "X-Ms-Retry-After-Ms" // Azure
+	keyRateLimitPartition  = "Ratelimit-Partition"
 	prefixZendesk          = "Zendesk-Ratelimit-"
 	maxZendesk             = 8
+	prefixUnified          = "Anthropic-Ratelimit-Unified-"
+	maxUnified             = 16
 )
 
 // parser holds the state of one ParseInto call. It lives on the stack.
@@ -133,13 +164,30 @@ type parser struct {
 
 	zendeskKeys [maxZendesk]string
 	nzendesk    int
+	unifiedKeys [maxUnified]string
+	nunified    int
 
 	bodyRetry    time.Duration // Discord's body retry_after
 	hasBodyRetry bool
 	capWarned    bool
 	secondary    bool // GitHub's secondary rate limit message
+	primary      bool // GitHub's "API rate limit exceeded" message
 	graphQL      bool // a GraphQL body with a throttling error
+	github       bool // X-RateLimit-Resource: the response is GitHub's
+	problem      problemType
+	costWait     time.Duration // Shopify's GraphQL wait for a throttled query
+	hasCostWait  bool
 }
+
+// problemType is one of the IETF draft's problem types, found in a body.
+type problemType uint8
+
+const (
+	problemNone problemType = iota
+	problemQuotaExceeded
+	problemReducedCapacity
+	problemAbnormalUsage
+)
 
 func (p *parser) has(f uint32) bool { return p.fams&f != 0 }
 
@@ -154,8 +202,14 @@ func (p *parser) scan() {
 			switch {
 			case k == keyRetryAfter:
 				p.fams |= famRetryAfter
+			case k == keyRetryAfterMs:
+				p.fams |= famMillis
 			case strings.HasPrefix(k, keyRateLimit):
 				p.fams |= famIETF
+				switch k {
+				case "Ratelimit-Observed", keyRateLimitResetTime, keyRateLimitName:
+					p.fams |= famGitLab
+				}
 			}
 		case 'B':
 			if strings.HasPrefix(k, keyBetaRateLimit) {
@@ -165,21 +219,53 @@ func (p *parser) scan() {
 			switch {
 			case strings.HasPrefix(k, "X-Ratelimit-"):
 				p.fams |= famX
+				switch rest := k[len("X-Ratelimit-"):]; {
+				case strings.HasPrefix(rest, "Limit-"), strings.HasPrefix(rest, "Remaining-"),
+					strings.HasPrefix(rest, "Reset-") && rest != "Reset-After":
+					p.fams |= famOpenAI
+					if strings.HasSuffix(rest, "_usage_based") {
+						p.fams |= famOpenAIUsage
+					}
+				case strings.HasPrefix(rest, "Requests-"), strings.HasPrefix(rest, "Complexity-"),
+					strings.HasPrefix(rest, "Endpoint-"):
+					p.fams |= famLinear
+				}
+				if strings.HasSuffix(k, "-Ms") {
+					p.fams |= famMillis
+				}
 			case strings.HasPrefix(k, "X-Rate-Limit"):
 				p.fams |= famXRate
+				if k == "X-Rate-Limit" {
+					p.fams |= famZendesk
+				}
 			case strings.HasPrefix(k, "X-Hubspot-Ratelimit-"):
 				p.fams |= famHubSpot
 			case k == keyShopify:
 				p.fams |= famShopify
+			case strings.HasPrefix(k, "X-App-Limit-24hour-"), strings.HasPrefix(k, "X-User-Limit-24hour-"):
+				p.fams |= famX24
+			case k == keyMsRetryAfterMs:
+				p.fams |= famMillis
 			}
 		case 'A':
-			if strings.HasPrefix(k, "Anthropic-Ratelimit-") {
+			switch {
+			case strings.HasPrefix(k, prefixUnified):
+				if len(k) > len(prefixUnified) && p.nunified < maxUnified {
+					p.unifiedKeys[p.nunified] = k
+					p.nunified++
+				}
+			case strings.HasPrefix(k, "Anthropic-Ratelimit-"):
 				p.fams |= famAnthropic
+			case strings.HasPrefix(k, "Anthropic-Priority-"):
+				p.fams |= famAnthropicPriority
 			}
 		case 'Z':
-			if strings.HasPrefix(k, prefixZendesk) && len(k) > len(prefixZendesk) && p.nzendesk < maxZendesk {
-				p.zendeskKeys[p.nzendesk] = k
-				p.nzendesk++
+			if strings.HasPrefix(k, prefixZendesk) && len(k) > len(prefixZendesk) {
+				p.fams |= famZendesk
+				if p.nzendesk < maxZendesk {
+					p.zendeskKeys[p.nzendesk] = k
+					p.nzendesk++
+				}
 			}
 		case 'S':
 			switch k {
@@ -238,20 +324,25 @@ func quote(v string) string {
 	return strconv.Quote(v)
 }
 
-// dedupe merges unnamed limits that two spellings of one field family
-// describe (Zendesk sends X-Rate-Limit: 700 and RateLimit-Limit: 700 for
-// the same limit): same unit, same quota and same remaining count.
+// dedupe merges the limits that two spellings of one field family
+// describe: Zendesk sends X-Rate-Limit: 700 and RateLimit-Limit: 700 for
+// the same limit, Jira X-RateLimit-Limit: 100 beside its named
+// "jira-burst-based";q=100 policy. An unnamed limit of another dialect with
+// the same unit, quota and remaining count, and no other reset, is the same
+// limit; a named limit is never merged with another named one.
 func (p *parser) dedupe() {
 	ls := p.o.Limits
 	for i := 0; i < len(ls); i++ {
 		a := &ls[i]
-		if a.Name != "" || a.Informational || !a.Has(HasQuota|HasRemaining) {
+		if a.Informational || !a.Has(HasQuota|HasRemaining) {
 			continue
 		}
 		for j := i + 1; j < len(ls); j++ {
 			b := &ls[j]
 			if b.Name != "" || b.Informational || b.Dialect == a.Dialect || b.Unit != a.Unit ||
-				!b.Has(HasQuota|HasRemaining) || b.Quota != a.Quota || b.Remaining != a.Remaining {
+				!b.Has(HasQuota|HasRemaining) || b.Quota != a.Quota || b.Remaining != a.Remaining ||
+				b.Scope != "" && a.Scope != "" && b.Scope != a.Scope || !sameReset(a, b) ||
+				a.Name != "" && b.Has(HasWindow) && a.Has(HasWindow) && a.Window != b.Window {
 				continue
 			}
 			if !a.Has(HasWindow) && b.Has(HasWindow) {
@@ -273,53 +364,135 @@ func (p *parser) dedupe() {
 	p.o.Limits = ls
 }
 
-// finish derives the wait, the throttle verdict and the reason scope.
+// sameReset reports whether a and b could be one limit by their resets:
+// when both have one, they are at most a second apart (one may be rounded
+// to whole seconds).
+func sameReset(a, b *Limit) bool {
+	if !a.Has(HasReset) || !b.Has(HasReset) {
+		return true
+	}
+	d := a.Reset.Sub(b.Reset)
+	return d <= time.Second && d >= -time.Second
+}
+
+// finish derives the throttle verdict, the wait and the reason scope. Only
+// a throttle mandates a wait: what the same fields say on any other
+// response (a Retry-After on a 3xx or a 2xx, the reset of a limit with
+// nothing left on a 200) is reported as a hint.
 func (p *parser) finish() {
 	o := p.o
-	if vs := p.h[keyRetryAfter]; len(vs) > 0 {
-		if d, ok := ParseRetryAfter(vs[0], p.now); ok {
-			o.RetryAfter, o.HasRetryAfter, o.RetryAfterSource = d, true, "Retry-After"
-		} else {
-			p.warnf("Retry-After: %s is neither a delay nor a date; ignored", quote(vs[0]))
-		}
-	}
-	if !o.HasRetryAfter && p.hasBodyRetry {
-		o.RetryAfter, o.HasRetryAfter, o.RetryAfterSource = p.bodyRetry, true, "body:retry_after"
-	}
-	if !o.HasRetryAfter {
-		// The latest reset among exhausted limits: all of them must
-		// recover before a request can pass.
-		p.waitForReset(func(l *Limit) bool { return l.Exhausted() })
-	}
-	rejected := o.Status == http.StatusTooManyRequests || o.Status == http.StatusServiceUnavailable ||
-		o.Status == http.StatusForbidden && (p.secondary || p.anyExhausted())
-	if !o.HasRetryAfter && rejected {
-		// A rejection with no Retry-After: the X-RateLimit reset is the
-		// next best wait (Jira's advice), even when no count reached 0.
-		p.waitForReset(func(l *Limit) bool { return l.Dialect == XRateLimit || l.Dialect == Discord })
-	}
-	switch o.Status {
-	case http.StatusTooManyRequests:
-		o.Throttled = true
-	case http.StatusServiceUnavailable:
-		o.Throttled = o.HasRetryAfter
-	case http.StatusForbidden:
-		o.Throttled = p.secondary || p.anyExhausted()
-	}
-	if p.graphQL {
-		o.Throttled = true
-	}
 	if o.Reason == "" {
 		if v, ok := p.get(keyRateLimitReason); ok {
 			o.Reason = v
 		}
 	}
 	o.ReasonScope = reasonScope(o.Reason)
+
+	var w wait
+	if p.has(famMillis) {
+		p.retryAfterMs(&w, keyRetryAfterMs, "retry-after-ms")
+		p.retryAfterMs(&w, keyMsRetryAfterMs, "x-ms-retry-after-ms")
+	}
+	if vs := p.h[keyRetryAfter]; len(vs) > 0 {
+		if d, ok := ParseRetryAfter(vs[0], p.now); ok {
+			w.set(d, "Retry-After")
+		} else {
+			p.warnf("Retry-After: %s is neither a delay nor a date; ignored", quote(vs[0]))
+		}
+	}
+	if p.hasBodyRetry {
+		w.set(p.bodyRetry, "body:retry_after")
+	}
+	if p.hasCostWait {
+		w.set(p.costWait, "body:extensions.cost")
+	}
+	if !w.ok {
+		// The latest reset among exhausted limits: all of them must
+		// recover before a request can pass.
+		p.waitForReset(&w, func(l *Limit) bool { return l.Exhausted() })
+	}
+
+	exhausted := p.anyExhausted()
+	switch o.Status {
+	case http.StatusTooManyRequests:
+		o.Throttled = true
+	case http.StatusServiceUnavailable:
+		// A 503 is a throttle when it says when to come back, or
+		// says it is one (the IETF draft's problem types).
+		o.Throttled = w.ok || p.problem != problemNone || p.hasReset(xReset)
+	case http.StatusForbidden:
+		o.Throttled = p.secondary || p.primary || exhausted
+	}
+	if p.problem != problemNone && o.Status >= 400 || p.graphQL {
+		o.Throttled = true
+	}
+	if !o.Throttled {
+		if w.ok {
+			o.Hint, o.HasHint, o.HintSource = w.d, true, w.src
+		}
+		return
+	}
+	switch {
+	case w.ok:
+	case p.secondary || p.github && !exhausted:
+		// GitHub: "If the retry-after response header is present,
+		// ... Otherwise, if the x-ratelimit-remaining header is 0,
+		// ... Otherwise, wait for at least one minute before retrying."
+		w.set(time.Minute, "GitHub secondary rate limit")
+	default:
+		// A rejection with no Retry-After: the X-RateLimit reset is the
+		// next best wait (Jira's advice), even when no count reached 0.
+		p.waitForReset(&w, xReset)
+	}
+	if w.ok {
+		o.RetryAfter, o.HasRetryAfter, o.RetryAfterSource = w.d, true, w.src
+	}
 }
 
-// waitForReset sets the wait to the latest reset of the limits ok accepts.
+// wait is a candidate wait and where it came from; the first one set wins.
+type wait struct {
+	d   time.Duration
+	src string
+	ok  bool
+}
+
+func (w *wait) set(d time.Duration, src string) {
+	if !w.ok {
+		w.d, w.src, w.ok = d, src, true
+	}
+}
+
+// xReset accepts the limits whose reset a rejection waits for when it says
+// nothing else.
+func xReset(l *Limit) bool { return l.Dialect == XRateLimit || l.Dialect == Discord }
+
+// retryAfterMs reads a delay in milliseconds from the field key, which wins
+// over Retry-After: it is the same wait, more precisely.
+func (p *parser) retryAfterMs(w *wait, key, name string) {
+	v, ok := p.get(key)
+	if !ok {
+		return
+	}
+	if n, ok := number(v); ok {
+		w.set(seconds(n/1000), name)
+	} else {
+		p.warnf("%s: %s is not a delay in milliseconds; ignored", name, quote(v))
+	}
+}
+
+// hasReset reports whether a limit that ok accepts has a reset.
+func (p *parser) hasReset(ok func(*Limit) bool) bool {
+	for i := range p.o.Limits {
+		if l := &p.o.Limits[i]; !l.Informational && l.Has(HasReset) && ok(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitForReset offers w the latest reset of the limits ok accepts.
 // Informational limits never mandate a wait.
-func (p *parser) waitForReset(ok func(*Limit) bool) {
+func (p *parser) waitForReset(w *wait, ok func(*Limit) bool) {
 	best := -1
 	for i := range p.o.Limits {
 		l := &p.o.Limits[i]
@@ -334,12 +507,14 @@ func (p *parser) waitForReset(ok func(*Limit) bool) {
 		return
 	}
 	l := &p.o.Limits[best]
-	p.o.RetryAfter, p.o.HasRetryAfter = until(l.Reset, p.now), true
-	if l.Dialect == IETFStructured && l.Name != "" {
-		p.o.RetryAfterSource = l.Name
-	} else {
-		p.o.RetryAfterSource = p.resetFrom[best]
+	src := p.resetFrom[best]
+	if l.Dialect == IETFStructured && l.Name != "" || src == "" {
+		src = l.Name
 	}
+	if src == "" {
+		src = string(l.Dialect)
+	}
+	w.set(until(l.Reset, p.now), src)
 }
 
 func (p *parser) anyExhausted() bool {

@@ -47,6 +47,15 @@ func describe(l Limit, at time.Time) string {
 	}
 	s := fmt.Sprintf("%s %s %s q=%s r=%s w=%s reset=%s %s", name, l.Unit, scope,
 		num(HasQuota, l.Quota), num(HasRemaining, l.Remaining), w, reset, l.Dialect)
+	if l.Has(HasCost) {
+		s += fmt.Sprintf(" cost=%v", l.Cost)
+	}
+	if l.Has(HasUtilization) {
+		s += fmt.Sprintf(" used=%v", l.Utilization)
+	}
+	if l.Partition != "" {
+		s += " partition=" + l.Partition
+	}
 	if l.Informational {
 		s += " info"
 	}
@@ -61,6 +70,7 @@ type parseCase struct {
 	body     string
 	throttle bool
 	wait     string // "" for none, else a Duration and its source: "1s Retry-After"
+	hint     string // "" for none, else a Duration and its source, as wait
 	reason   string // "" or "reason scope"
 	limits   []string
 	warnings []string
@@ -98,7 +108,7 @@ var parseCases = []parseCase{
 		name:   "ietf RateLimit-Policy with separate fields",
 		status: 200,
 		header: []string{"RateLimit-Limit: 5", "RateLimit-Policy: 5;w=60", "RateLimit-Remaining: 0", "RateLimit-Reset: 42"},
-		wait:   "42s RateLimit-Reset",
+		hint:   "42s RateLimit-Reset",
 		limits: []string{"- requests - q=5 r=0 w=1m0s reset=+42s ietf-separate"},
 	},
 	{
@@ -126,7 +136,7 @@ var parseCases = []parseCase{
 		name:   "ietf content-bytes unit and unknown parameters ignored",
 		status: 200,
 		header: []string{`RateLimit-Policy: "upload";q=1048576;w=3600;qu="content-bytes";foo=bar;x=?1`, `RateLimit: "upload";r=1000;t=60;future=12.5`},
-		limits: []string{"upload bytes - q=1.048576e+06 r=1000 w=1h0m0s reset=+1m0s ietf-structured"},
+		limits: []string{"upload content-bytes - q=1.048576e+06 r=1000 w=1h0m0s reset=+1m0s ietf-structured"},
 	},
 	{
 		name:   "cloudflare",
@@ -221,7 +231,7 @@ var parseCases = []parseCase{
 		status: 200,
 		at:     time.Unix(1372700873-3600, 0),
 		header: []string{"x-ratelimit-limit: 60", "x-ratelimit-remaining: 56", "x-ratelimit-used: 4", "x-ratelimit-reset: 1372700873", "x-ratelimit-resource: core"},
-		limits: []string{"- requests resource:core q=60 r=56 w=? reset=+1h0m0s x-ratelimit"},
+		limits: []string{"- requests resource:core q=60 r=56 w=1h0m0s reset=+1h0m0s x-ratelimit"},
 	},
 	{
 		name:     "github primary limit exceeded 403",
@@ -240,7 +250,7 @@ var parseCases = []parseCase{
 		body:     `{"message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."}`,
 		throttle: true,
 		wait:     "1m0s Retry-After",
-		limits:   []string{"- requests resource:core q=5000 r=4900 w=? reset=? x-ratelimit"},
+		limits:   []string{"- requests resource:core q=5000 r=4900 w=1h0m0s reset=? x-ratelimit"},
 	},
 	{
 		name:   "a 403 that is not a rate limit",
@@ -255,7 +265,7 @@ var parseCases = []parseCase{
 		header:   []string{"x-ratelimit-limit: 5000", "x-ratelimit-remaining: 0", "x-ratelimit-resource: graphql"},
 		body:     `{"errors": [{"type": "RATE_LIMITED", "message": "API rate limit exceeded for user ID 1."}]}`,
 		throttle: true,
-		limits:   []string{"- requests resource:graphql q=5000 r=0 w=? reset=? x-ratelimit"},
+		limits:   []string{"- points resource:graphql q=5000 r=0 w=1h0m0s reset=? x-ratelimit"},
 	},
 
 	// X, Okta, Reddit, GitLab, Zoom, Linear.
@@ -283,7 +293,7 @@ var parseCases = []parseCase{
 		name:   "reddit exhausted fraction",
 		status: 200,
 		header: []string{"X-Ratelimit-Used: 99.5", "X-Ratelimit-Remaining: 0.5", "X-Ratelimit-Reset: 12"},
-		wait:   "12s X-RateLimit-Reset",
+		hint:   "12s X-RateLimit-Reset",
 		limits: []string{"- requests - q=? r=0.5 w=? reset=+12s x-ratelimit"},
 	},
 	{
@@ -291,7 +301,7 @@ var parseCases = []parseCase{
 		status: 200,
 		at:     time.Unix(1563325137-60, 0),
 		header: []string{"RateLimit-Limit: 600", "RateLimit-Observed: 6", "RateLimit-Remaining: 594", "RateLimit-Reset: 1563325137", "RateLimit-ResetTime: Wed, 17 Jul 2019 00:58:57 GMT"},
-		limits: []string{"- requests - q=600 r=594 w=? reset=+1m0s ietf-separate"},
+		limits: []string{"- requests - q=600 r=594 w=1m0s reset=+1m0s ietf-separate"},
 	},
 	{
 		name:     "gitlab throttled",
@@ -300,7 +310,7 @@ var parseCases = []parseCase{
 		header:   []string{"RateLimit-Limit: 60", "RateLimit-Name: throttle_authenticated_web", "RateLimit-Observed: 67", "RateLimit-Remaining: 0", "RateLimit-Reset: 1609844400", "RateLimit-ResetTime: Tue, 05 Jan 2021 11:00:00 GMT", "Retry-After: 30"},
 		throttle: true,
 		wait:     "30s Retry-After",
-		limits:   []string{"throttle_authenticated_web requests - q=60 r=0 w=? reset=+30s ietf-separate"},
+		limits:   []string{"throttle_authenticated_web requests - q=60 r=0 w=1m0s reset=+30s ietf-separate"},
 	},
 	{
 		name:     "zoom daily limit with an RFC 3339 Retry-After",
@@ -317,8 +327,8 @@ var parseCases = []parseCase{
 		at:     time.UnixMilli(1764417600000 - 1500),
 		header: []string{"X-RateLimit-Requests-Limit: 5000", "X-RateLimit-Requests-Remaining: 4999", "X-RateLimit-Requests-Reset: 1764417600000", "X-RateLimit-Complexity-Limit: 250000", "X-RateLimit-Complexity-Remaining: 249950", "X-RateLimit-Complexity-Reset: 1764417600000", "X-Complexity: 50"},
 		limits: []string{
-			"requests requests - q=5000 r=4999 w=? reset=+1.5s x-ratelimit",
-			"complexity points - q=250000 r=249950 w=? reset=+1.5s x-ratelimit",
+			"requests requests - q=5000 r=4999 w=1h0m0s reset=+1.5s x-ratelimit",
+			"complexity points - q=250000 r=249950 w=1h0m0s reset=+1.5s x-ratelimit cost=50",
 		},
 	},
 	{
@@ -381,7 +391,7 @@ var parseCases = []parseCase{
 		name:   "discord headers",
 		status: 200,
 		header: []string{"X-RateLimit-Limit: 5", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset: 1470173023.123", "X-RateLimit-Reset-After: 1", "X-RateLimit-Bucket: abcd1234"},
-		wait:   "1s X-RateLimit-Reset-After",
+		hint:   "1s X-RateLimit-Reset-After",
 		limits: []string{"- requests bucket:abcd1234 q=5 r=0 w=? reset=+1s discord"},
 	},
 	{
@@ -389,7 +399,7 @@ var parseCases = []parseCase{
 		status:   200,
 		at:       time.Unix(1470173022, 0),
 		header:   []string{"X-RateLimit-Limit: 5", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset: 1470173023.123", "X-RateLimit-Bucket: abcd1234"},
-		wait:     "1.123s X-RateLimit-Reset",
+		hint:     "1.123s X-RateLimit-Reset",
 		limits:   []string{"- requests bucket:abcd1234 q=5 r=0 w=? reset=+1.123s discord"},
 		throttle: false,
 	},
@@ -432,14 +442,15 @@ var parseCases = []parseCase{
 		name:   "shopify graphql cost",
 		status: 200,
 		body:   `{"data":{"shop":{"name":"x"}},"extensions":{"cost":{"requestedQueryCost":252,"actualQueryCost":12,"throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":988.0,"restoreRate":50.0}}}}`,
-		limits: []string{"graphql-cost points - q=1000 r=988 w=? reset=? shopify"},
+		limits: []string{"graphql-cost points - q=1000 r=988 w=20s reset=? shopify cost=252"},
 	},
 	{
 		name:     "shopify graphql throttled",
 		status:   200,
 		body:     `{"errors":[{"message":"Throttled","extensions":{"code":"THROTTLED","documentation":"https://shopify.dev/api/usage/rate-limits"}}],"extensions":{"cost":{"requestedQueryCost":252,"actualQueryCost":null,"throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":12.0,"restoreRate":50.0}}}}`,
 		throttle: true,
-		limits:   []string{"graphql-cost points - q=1000 r=12 w=? reset=? shopify"},
+		wait:     "4.8s body:extensions.cost",
+		limits:   []string{"graphql-cost points - q=1000 r=12 w=20s reset=? shopify cost=252"},
 	},
 	{
 		name:   "hubspot",
@@ -456,8 +467,8 @@ var parseCases = []parseCase{
 		status: 200,
 		header: []string{"x-rate-limit: 700", "ratelimit-limit: 700", "x-rate-limit-remaining: 699", "ratelimit-remaining: 699", "ratelimit-reset: 41", "zendesk-ratelimit-tickets-index: total=100; remaining=99; resets=41"},
 		limits: []string{
-			"- requests - q=700 r=699 w=? reset=+41s ietf-separate",
-			"tickets-index requests - q=100 r=99 w=? reset=+41s zendesk",
+			"- requests - q=700 r=699 w=1m0s reset=+41s ietf-separate",
+			"tickets-index requests - q=100 r=99 w=1m0s reset=+41s zendesk",
 		},
 	},
 	{
@@ -547,7 +558,7 @@ var parseCases = []parseCase{
 }
 
 func TestParse(t *testing.T) {
-	for _, tc := range parseCases {
+	for _, tc := range slices.Concat(parseCases, classCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			at := tc.at
 			if at.IsZero() {
@@ -566,6 +577,13 @@ func TestParse(t *testing.T) {
 			}
 			if wait != tc.wait {
 				t.Errorf("wait = %q, want %q", wait, tc.wait)
+			}
+			hint := ""
+			if o.HasHint {
+				hint = o.Hint.String() + " " + o.HintSource
+			}
+			if hint != tc.hint {
+				t.Errorf("hint = %q, want %q", hint, tc.hint)
 			}
 			reason := ""
 			if o.Reason != "" {
@@ -609,6 +627,7 @@ func TestCanonicalKeys(t *testing.T) {
 		keyRetryAfter, keyRateLimit, keyRateLimitPolicy, keyBetaRateLimit, keyBetaRateLimitPolicy,
 		keyRateLimitReason, keyRateLimitLimit, keyRateLimitRemaining, keyRateLimitReset,
 		keyRateLimitResetTime, keyRateLimitName, keyShopify, keySalesforce, keyStripeReason,
+		keyRetryAfterMs, keyMsRetryAfterMs, keyRateLimitPartition, prefixZendesk, prefixUnified + "X",
 	} {
 		if c := http.CanonicalHeaderKey(k); c != k {
 			t.Errorf("CanonicalHeaderKey(%q) = %q, want it unchanged", k, c)

@@ -37,9 +37,31 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	}
 	t, err := http.ParseTime(v)
 	if err != nil {
-		return 0, false
+		var ok bool
+		if t, ok = parseJSDate(v); !ok {
+			return 0, false
+		}
 	}
 	return until(t, now), true
+}
+
+// parseJSDate reads the form JavaScript's Date.prototype.toString writes,
+// which some servers send as a reset: "Tue Feb 16 2021 09:02:42 GMT+0100
+// (Central European Standard Time)". The zone's name in parentheses is
+// optional and not read.
+func parseJSDate(v string) (time.Time, bool) {
+	if open := strings.IndexByte(v, '('); open > 0 {
+		v = trimOWS(v[:open])
+	}
+	const layout = "Mon Jan 02 2006 15:04:05 GMT-0700"
+	if len(v) != len(layout) {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(layout, v)
+	if err != nil || t.Year() < 1970 {
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // delaySeconds reads digits, optionally followed by "." and digits, as
@@ -132,14 +154,18 @@ const (
 // parseReset reads a reset instant in any of the forms servers use: delta
 // seconds ("30", "1.5"), epoch seconds ("1705420800", Discord's fractional
 // "1470173023.123"), epoch milliseconds (Linear), a Go duration (OpenAI's
-// "6m0s", "20ms"), an RFC 3339 / ISO 8601 date (Anthropic, Jira) or an HTTP
-// date (GitLab's RateLimit-ResetTime). why explains a failure.
+// "6m0s", "20ms"), an RFC 3339 / ISO 8601 date (Anthropic, Jira), an HTTP
+// date (GitLab's RateLimit-ResetTime) or a JavaScript Date.toString()
+// (lemlist). why explains a failure.
 func parseReset(v string, now time.Time) (t time.Time, why string) {
 	if v == "" {
 		return time.Time{}, "is empty"
 	}
 	if c := v[0]; c < '0' || c > '9' {
 		if t, err := http.ParseTime(v); err == nil && t.Year() >= 1970 {
+			return t, ""
+		}
+		if t, ok := parseJSDate(v); ok {
 			return t, ""
 		}
 		return time.Time{}, "is neither a number, a duration nor a date"

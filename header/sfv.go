@@ -15,7 +15,8 @@ type member struct {
 	key    string // in a dictionary, the member's key
 	q, w   float64
 	r, t   float64
-	params uint8  // which of q, w, r, t are set
+	c      float64
+	params uint8  // which of q, w, r, t, c are set
 	qu     string // quota unit
 	err    string // why the member is malformed; "" if it is not
 }
@@ -26,6 +27,7 @@ const (
 	pw
 	pr
 	pt
+	pc
 )
 
 // sfList walks the members of one field line.
@@ -149,10 +151,12 @@ func (m *member) param(k string, v sfValue) {
 		bit, dst = pq, &m.q
 	case "w", "window": // "window" is the name in drafts 00-02
 		bit, dst = pw, &m.w
-	case "r":
+	case "r", "a": // "a", available quota, is r's name from draft 12 on
 		bit, dst = pr, &m.r
 	case "t":
 		bit, dst = pt, &m.t
+	case "c": // the request's cost, from draft 12 on
+		bit, dst = pc, &m.c
 	case "qu":
 		if v.kind == 's' || v.kind == 't' {
 			m.qu = v.str

@@ -1,6 +1,7 @@
 package header
 
 import (
+	"strings"
 	"time"
 )
 
@@ -67,33 +68,84 @@ func (p *parser) simple(lim Limit, f *fields) int {
 // resets are Go durations ("6m0s", "20ms"). OpenAI documents its limits as
 // requests and tokens per minute (RPM, TPM), replenished continuously, so
 // the window is a minute and the reset is the time until the allowance is
-// whole again.
+// whole again (https://platform.openai.com/docs/guides/rate-limits). The
+// *_usage_based fields are a limit of their own. Azure OpenAI sends -1 for
+// a count and 0 for a reset it does not know; both are read as unknown.
 func (p *parser) openAI() {
-	p.simple(Limit{Name: "requests", Unit: Requests, Dialect: OpenAI, Window: time.Minute, Known: HasWindow}, &fields{
+	p.openAILimit(Limit{Name: "requests", Unit: Requests, Dialect: OpenAI, Window: time.Minute, Known: HasWindow}, &fields{
 		"X-Ratelimit-Limit-Requests", "x-ratelimit-limit-requests",
 		"X-Ratelimit-Remaining-Requests", "x-ratelimit-remaining-requests",
 		"X-Ratelimit-Reset-Requests", "x-ratelimit-reset-requests",
 	})
-	p.simple(Limit{Name: "tokens", Unit: Tokens, Dialect: OpenAI, Window: time.Minute, Known: HasWindow}, &fields{
+	p.openAILimit(Limit{Name: "tokens", Unit: Tokens, Dialect: OpenAI, Window: time.Minute, Known: HasWindow}, &fields{
 		"X-Ratelimit-Limit-Tokens", "x-ratelimit-limit-tokens",
 		"X-Ratelimit-Remaining-Tokens", "x-ratelimit-remaining-tokens",
 		"X-Ratelimit-Reset-Tokens", "x-ratelimit-reset-tokens",
 	})
+	if !p.has(famOpenAIUsage) {
+		return
+	}
+	p.openAILimit(Limit{Name: "requests_usage_based", Unit: Requests, Dialect: OpenAI}, &fields{
+		"X-Ratelimit-Limit-Requests_usage_based", "x-ratelimit-limit-requests_usage_based",
+		"X-Ratelimit-Remaining-Requests_usage_based", "x-ratelimit-remaining-requests_usage_based",
+		"X-Ratelimit-Reset-Requests_usage_based", "x-ratelimit-reset-requests_usage_based",
+	})
+	p.openAILimit(Limit{Name: "tokens_usage_based", Unit: Tokens, Dialect: OpenAI}, &fields{
+		"X-Ratelimit-Limit-Tokens_usage_based", "x-ratelimit-limit-tokens_usage_based",
+		"X-Ratelimit-Remaining-Tokens_usage_based", "x-ratelimit-remaining-tokens_usage_based",
+		"X-Ratelimit-Reset-Tokens_usage_based", "x-ratelimit-reset-tokens_usage_based",
+	})
+}
+
+// openAILimit is simple with Azure OpenAI's sentinels left unknown: a
+// count of -1 and a bare reset of 0.
+func (p *parser) openAILimit(lim Limit, f *fields) {
+	l, hasL := p.get(f.limit)
+	r, hasR := p.get(f.remaining)
+	t, hasT := p.get(f.reset)
+	if !hasL && !hasR && !hasT {
+		return
+	}
+	if l == "-1" {
+		f.limit = ""
+	}
+	if r == "-1" {
+		f.remaining = ""
+	}
+	if t == "0" {
+		f.reset = ""
+	}
+	p.simple(lim, f)
 }
 
 // linear reads Linear's X-RateLimit-Requests-* and X-RateLimit-Complexity-*,
-// whose resets are epoch milliseconds.
+// whose resets are epoch milliseconds, and its per-endpoint limit. Linear
+// documents both as leaky buckets refilled over an hour
+// (https://linear.app/developers/rate-limiting).
 func (p *parser) linear() {
-	p.simple(Limit{Name: "requests", Unit: Requests, Dialect: XRateLimit}, &fields{
+	p.simple(Limit{Name: "requests", Unit: Requests, Dialect: XRateLimit, Window: time.Hour, Known: HasWindow}, &fields{
 		"X-Ratelimit-Requests-Limit", "X-RateLimit-Requests-Limit",
 		"X-Ratelimit-Requests-Remaining", "X-RateLimit-Requests-Remaining",
 		"X-Ratelimit-Requests-Reset", "X-RateLimit-Requests-Reset",
 	})
-	p.simple(Limit{Name: "complexity", Unit: Points, Dialect: XRateLimit}, &fields{
+	i := p.simple(Limit{Name: "complexity", Unit: Points, Dialect: XRateLimit, Window: time.Hour, Known: HasWindow}, &fields{
 		"X-Ratelimit-Complexity-Limit", "X-RateLimit-Complexity-Limit",
 		"X-Ratelimit-Complexity-Remaining", "X-RateLimit-Complexity-Remaining",
 		"X-Ratelimit-Complexity-Reset", "X-RateLimit-Complexity-Reset",
 	})
+	if i >= 0 {
+		// X-Complexity is what the query that drew the response cost.
+		if v, ok := p.get("X-Complexity"); ok {
+			if n, ok := number(v); ok {
+				p.o.Limits[i].Cost, p.o.Limits[i].Known = n, p.o.Limits[i].Known|HasCost
+			}
+		}
+	}
+	_, hasLimit := p.h["X-Ratelimit-Endpoint-Requests-Limit"]
+	_, hasRemaining := p.h["X-Ratelimit-Endpoint-Requests-Remaining"]
+	if hasLimit || hasRemaining {
+		p.linearEndpoint()
+	}
 }
 
 // anthropic reads anthropic-ratelimit-{requests,tokens,input-tokens,
@@ -191,21 +243,45 @@ func (p *parser) xRateLimit() {
 			p.warnf("X-RateLimit-Reset-After: %s is not a delay in seconds; ignored", quote(v))
 		}
 	}
+	if p.has(famMillis) {
+		// Fields whose names say milliseconds: a delay, or epoch
+		// milliseconds.
+		if v, ok := p.get("X-Ratelimit-Reset-Ms"); ok && resetFrom == "X-RateLimit-Reset" {
+			if t, ok := p.millisReset(v, "X-RateLimit-Reset-Ms"); ok {
+				lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
+				resetFrom = "X-RateLimit-Reset-Ms"
+			}
+		}
+		if v, ok := p.get("X-Ratelimit-Reset-After-Ms"); ok {
+			if t, ok := p.millisReset(v, "X-RateLimit-Reset-After-Ms"); ok {
+				lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
+				resetFrom = "X-RateLimit-Reset-After-Ms"
+			}
+		}
+	}
 	if hasBucket && bucket != "" {
 		lim.Scope = "bucket:" + bucket
 	}
 	if v, ok := p.get("X-Ratelimit-Resource"); ok && v != "" {
+		p.github = true
 		lim.Scope = resourceScope(v)
+		if got {
+			githubResource(&lim, v)
+		}
 	}
-	if v, ok := p.get("X-Ratelimit-Category"); ok && v != "" { // Zoom
-		lim.Name = v
+	// Zoom: X-RateLimit-Category names the request type (Light, Medium,
+	// Heavy, Resource-intensive) and X-RateLimit-Type how its quota is
+	// enforced, "QPS" per second or "Daily-limit" per day
+	// (https://developers.zoom.us/docs/api/rest/rate-limits/).
+	if v, ok := p.get("X-Ratelimit-Category"); ok && v != "" {
+		lim.Name, got = v, true
 	}
-	if v, ok := p.get("X-Ratelimit-Type"); ok { // Zoom
-		switch v {
-		case "QPS":
-			lim.Window, lim.Known = time.Second, lim.Known|HasWindow
-		case "Daily-limit":
-			lim.Window, lim.Known = 24*time.Hour, lim.Known|HasWindow
+	if v, ok := p.get("X-Ratelimit-Type"); ok {
+		switch {
+		case strings.EqualFold(v, "QPS"), strings.EqualFold(v, "Per-second-limit"):
+			lim.Window, lim.Known, got = time.Second, lim.Known|HasWindow, true
+		case strings.EqualFold(v, "Daily-limit"), strings.EqualFold(v, "Daily"):
+			lim.Window, lim.Known, got = 24*time.Hour, lim.Known|HasWindow, true
 		}
 	}
 	if got {
@@ -218,6 +294,23 @@ func (p *parser) xRateLimit() {
 		}
 		p.add(extra, "")
 	}
+}
+
+// millisReset reads a reset from a field whose name says milliseconds: a
+// delay below epochMillisMin, else epoch milliseconds.
+func (p *parser) millisReset(v, name string) (time.Time, bool) {
+	n, ok := number(v)
+	switch {
+	case !ok:
+		p.warnf("%s: %s is not a number of milliseconds; ignored", name, quote(v))
+		return time.Time{}, false
+	case n < epochMillisMin:
+		return p.now.Add(seconds(n / 1000)), true
+	case n < epochMillisMax:
+		return time.UnixMilli(int64(n)).UTC(), true
+	}
+	p.warnf("%s: %s is too large to be a reset time; ignored", name, quote(v))
+	return time.Time{}, false
 }
 
 // resourceScope is the scope hint of a GitHub resource, without allocating

@@ -85,12 +85,17 @@ func readResponse(stdin io.Reader) (*http.Response, []byte, error) {
 }
 
 // explanation is the JSON form of an Observation. Pointers are null where
-// the response did not convey a value.
+// the response did not convey a value; the fields added later (a hint, a
+// cost, a utilization, a partition) are left out instead. Only a throttle
+// has a retry_after_seconds: a wait a response suggests without mandating
+// it (a Retry-After on a 3xx, a reset on a 200) is hint_seconds.
 type explanation struct {
 	Status           int        `json:"status"`
 	Throttled        bool       `json:"throttled"`
 	RetryAfter       *float64   `json:"retry_after_seconds"`
 	RetryAfterSource *string    `json:"retry_after_source"`
+	Hint             *float64   `json:"hint_seconds,omitempty"`
+	HintSource       *string    `json:"hint_source,omitempty"`
 	Reason           *string    `json:"reason"`
 	Limits           []limitDoc `json:"limits"`
 	Warnings         []string   `json:"warnings"`
@@ -104,6 +109,9 @@ type limitDoc struct {
 	Remaining  *float64 `json:"remaining"`
 	Window     *float64 `json:"window_seconds"`
 	ResetAfter *float64 `json:"reset_after_seconds"`
+	Cost       *float64 `json:"cost,omitempty"`
+	Used       *float64 `json:"utilization,omitempty"`
+	Partition  *string  `json:"partition,omitempty"`
 	Dialect    string   `json:"dialect"`
 }
 
@@ -118,6 +126,9 @@ func explanationOf(o *header.Observation, now time.Time) explanation {
 		e.RetryAfter = ptr(o.RetryAfter.Seconds())
 	}
 	e.RetryAfterSource = nonEmpty(o.RetryAfterSource)
+	if o.HasHint {
+		e.Hint, e.HintSource = ptr(o.Hint.Seconds()), nonEmpty(o.HintSource)
+	}
 	e.Reason = nonEmpty(o.Reason)
 	for i := range o.Limits {
 		l := &o.Limits[i]
@@ -134,6 +145,13 @@ func explanationOf(o *header.Observation, now time.Time) explanation {
 		if l.Has(header.HasReset) {
 			d.ResetAfter = ptr(max(l.Reset.Sub(now), 0).Seconds())
 		}
+		if l.Has(header.HasCost) {
+			d.Cost = ptr(l.Cost)
+		}
+		if l.Has(header.HasUtilization) {
+			d.Used = ptr(l.Utilization)
+		}
+		d.Partition = nonEmpty(l.Partition)
 		e.Limits = append(e.Limits, d)
 	}
 	return e
@@ -163,6 +181,9 @@ func writeTable(w io.Writer, o *header.Observation, now time.Time) error {
 		wait = o.RetryAfter.String() + " (from " + o.RetryAfterSource + ")"
 	}
 	fmt.Fprintf(tw, "retry after\t%s\n", wait)
+	if o.HasHint {
+		fmt.Fprintf(tw, "hint\t%s (from %s; not a mandated wait)\n", o.Hint, o.HintSource)
+	}
 	reason := "none"
 	if o.Reason != "" {
 		reason = o.Reason
