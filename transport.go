@@ -84,11 +84,13 @@ type Transport struct {
 	// server asking for a longer wait gets its response returned at once,
 	// unretried. Zero means DefaultMaxWait.
 	MaxWait time.Duration
-	// BackoffBase and BackoffMax shape the exponential backoff with full
-	// jitter used when the server gives no wait, and as the growing floor of
-	// repeated 429s. Zero means DefaultBackoffBase and DefaultBackoffMax.
+	// BackoffBase is the first ceiling of the exponential backoff with full
+	// jitter used when the server gives no wait, and as the growing floor
+	// of repeated 429s: attempt n waits up to BackoffBase × 2^n. Zero means
+	// DefaultBackoffBase.
 	BackoffBase time.Duration
-	BackoffMax  time.Duration
+	// BackoffMax caps the backoff's ceiling. Zero means DefaultBackoffMax.
+	BackoffMax time.Duration
 	// ClockSkew is added to waits the server states as absolute times
 	// (HTTP dates, reset instants), since its clock and ours differ. Zero
 	// means DefaultClockSkew; negative means none.
@@ -133,13 +135,19 @@ type Transport struct {
 	// Logger receives a line for each throttle and retry. Nil means silent.
 	Logger *slog.Logger
 
-	// OnWait, OnLimited, OnRetry and OnBlock are called, outside any lock,
-	// when a request waits before sending, when a response is a throttle,
-	// before a retry, and when a scope is blocked. Nil means no call.
-	OnWait    func(WaitEvent)
+	// Hooks are called outside any lock, on the request's goroutine; they
+	// must not block for long.
+
+	// OnWait is called each time a request waits before it is sent. Nil
+	// means no call.
+	OnWait func(WaitEvent)
+	// OnLimited is called for each response that is a throttle. Nil means
+	// no call.
 	OnLimited func(LimitedEvent)
-	OnRetry   func(RetryEvent)
-	OnBlock   func(BlockEvent)
+	// OnRetry is called before each retry. Nil means no call.
+	OnRetry func(RetryEvent)
+	// OnBlock is called each time a scope is blocked. Nil means no call.
+	OnBlock func(BlockEvent)
 	// OnBreaker is called when a tenant's open circuit breaker refuses a
 	// request. Nil means no call.
 	OnBreaker func(BreakerEvent)
