@@ -157,13 +157,3 @@ func (o *Observation) Reset() {
 	limits, warnings := o.Limits[:0], o.Warnings[:0]
 	*o = Observation{Limits: limits, Warnings: warnings}
 }
-
-// Find returns the first limit named name, or nil.
-func (o *Observation) Find(name string) *Limit {
-	for i := range o.Limits {
-		if o.Limits[i].Name == name {
-			return &o.Limits[i]
-		}
-	}
-	return nil
-}
