@@ -25,8 +25,10 @@ type request struct {
 	canRetry bool
 	units    bool // some scope is charged a cost in tokens or points
 
-	deadline time.Time // the context's deadline, or zero
-	sent     bool      // the caller's body went to Base, which closes it
+	deadline time.Time   // the context's deadline, or zero
+	lease    store.Lease // held from admission to release; zero for none
+	renewal  *renewal    // renews lease while the request runs, or nil
+	sent     bool        // the caller's body went to Base, which closes it
 	sentAt   time.Time
 	done     func(failed bool, at time.Time) // the breaker's, for this send
 

@@ -155,6 +155,7 @@ type Transport struct {
 	initOnce sync.Once
 	mem      *memstore.Store
 	learner  learn.Memory
+	fifo     fifo
 	randMu   sync.Mutex
 
 	brMu     sync.Mutex
@@ -179,15 +180,14 @@ func (t *Transport) init() {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	r := t.classify(req)
-	defer r.free()
+	defer t.done(r)
 	for attempt := 0; ; attempt++ {
-		lease, err := t.admit(req, r)
-		if err != nil {
+		if err := t.admit(req, r); err != nil {
 			return nil, r.fail(req, err)
 		}
 		resp, err := t.send(req, r, attempt)
 		if err != nil {
-			t.release(r, lease)
+			t.release(r)
 			return nil, r.fail(req, err)
 		}
 		// Learn before releasing: a caller waiting for this request's
@@ -196,7 +196,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.learn(r, resp)
 		d := t.decide(r, resp, attempt)
 		t.apply(req, r, resp, &d)
-		t.release(r, lease)
+		t.release(r)
 		r.sendDone(resp, d.Throttled)
 		if !d.Retry {
 			return resp, nil
@@ -209,6 +209,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// done ends a RoundTrip: whatever path it took, a panic in Base included,
+// the request's lease is released and r recycled.
+func (t *Transport) done(r *request) {
+	t.release(r)
+	r.free()
 }
 
 // retrying reports a retry about to be made after delay.
