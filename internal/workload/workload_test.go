@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/heedhttp/heed/sim"
 	"github.com/heedhttp/heed/internal/workload"
+	"github.com/heedhttp/heed/sim"
 )
 
 func TestItemsAreDeterministicAndWritesDistinct(t *testing.T) {
