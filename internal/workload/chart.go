@@ -19,8 +19,9 @@ var palette = [...]string{"#d62728", "#ff7f0e", "#9467bd", "#2ca02c", "#1f77b4",
 // The upper panel draws each client's sent rate (requests the server
 // received per second, accepted or not, averaged over a second) against
 // the allowed steady rate. Its scale follows the allowed rate, up to about
-// twice it, so that a client pacing to the limit is seen against it; a
-// client sending faster runs along the top, and the legend gives its peak.
+// twice it, so that a client pacing to the limit is seen against it; it
+// grows only to fit a client that the server never refused. A client
+// sending faster runs along the top, and the legend gives its peak.
 //
 // The lower panel has one lane per client: bars up for the 429s it got,
 // bars down for the requests it sent while a wait the server had mandated
@@ -121,7 +122,15 @@ func Chart(w io.Writer, title string, results []Result) error {
 	}
 	ymax := 0.0
 	if allowed > 0 {
-		ymax = niceCeil(2*allowed, true)
+		// A client the server never refused stayed within the limits, its
+		// bursts included: it fits.
+		ymax = 2 * allowed
+		for i, r := range results {
+			if r.Rejected == 0 {
+				ymax = max(ymax, all[i].peak)
+			}
+		}
+		ymax = niceCeil(ymax, true)
 	} else {
 		for _, s := range all {
 			ymax = max(ymax, s.peak)
