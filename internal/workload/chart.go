@@ -33,15 +33,15 @@ var palette = [...]string{"#d62728", "#ff7f0e", "#9467bd", "#2ca02c", "#1f77b4",
 // Chart uses the standard library only; the SVG is self-contained.
 func Chart(w io.Writer, title string, results []Result) error {
 	const (
-		width                 = 1000
-		left, right, top      = 96, 210, 70
-		plotW                 = width - left - right
-		plotH                 = 300
-		gap                   = 56 // between the panels, for the lower one's caption
-		laneH                 = 36
-		barH                  = laneH/2 - 3
-		bottomMargin          = 48
-		smoothing             = time.Second
+		width            = 1000
+		left, right, top = 96, 210, 70
+		plotW            = width - left - right
+		plotH            = 300
+		gap              = 56 // between the panels, for the lower one's caption
+		laneH            = 36
+		barH             = laneH/2 - 3
+		bottomMargin     = 48
+		smoothing        = time.Second
 	)
 	lanesTop := top + plotH + gap
 	height := lanesTop + laneH*max(1, len(results)) + bottomMargin
