@@ -53,7 +53,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	profile := fs.String("profile", "jira", "API to simulate: jira, silent (bare 429s) or ietf")
 	fast := fs.Bool("fast", false, "a shorter run of about 10s: a workload of about 5s at the allowed rate")
-	ops := fs.Int("ops", 0, "operations in the workload; 0 sizes it to an ideal time of about 15s (5s with -fast)")
+	ops := fs.Int("ops", 0, "operations in the workload; 0 sizes it to an ideal time of about 14s (5s with -fast)")
 	workers := fs.Int("workers", 16, "operations in flight at once")
 	tenants := fs.Int("tenants", 2, "tenants the operations are spread over")
 	scale := fs.Float64("scale", 0, "multiply every limit by this; 0 means 0.1 for jira and 1 otherwise")
@@ -103,7 +103,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Sim:      sim.Config{Profile: p, Limits: limits, Scale: cfg.scale, Seed: *seed, Latency: *latency},
 		MaxTime:  *maxTime,
 	}
-	ideal := 15.0
+	ideal := 14.0
 	if *fast {
 		ideal, cfg.minTime = 5, 5*time.Second
 	}
