@@ -182,7 +182,7 @@ func demo(ctx context.Context, cfg *demoConfig, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "\ntime: until the last operation ended; ideal: the least time the limits allow this workload")
-	fmt.Fprintln(w, "completed: operations that succeeded; failed ops: ended in a 429 or an error; not run: left when the client was stopped")
+	fmt.Fprintln(w, "completed: operations that succeeded; failed ops: ended in a 429 or an error; unfinished: not run, or cut off, when the client was stopped")
 	fmt.Fprintln(w, "429s: requests the server refused; sent while blocked: requests sent while a Retry-After the server gave was running")
 	fmt.Fprintln(w, "efficiency: completed/operations x ideal/time (at most 1): counts completed operations only, so failing fast earns nothing")
 	if cfg.svg != "" {

@@ -85,7 +85,7 @@ func TestDemoExactTable(t *testing.T) {
 		if _, ok := rows["seed"]; !ok || len(rows) != 4 {
 			t.Errorf("the table has rows for %v, want none, naive-retry, seed and heed", rows)
 		}
-		for _, want := range []string{"completed", "failed ops", "not run", "efficiency", "side by side", svg} {
+		for _, want := range []string{"completed", "failed ops", "unfinished", "efficiency", "side by side", svg} {
 			if !strings.Contains(out, want) {
 				t.Errorf("heed demo output lacks %q", want)
 			}

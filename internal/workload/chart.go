@@ -181,14 +181,21 @@ func Chart(w io.Writer, title string, results []Result) error {
 	if allowed > 0 {
 		p(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#000" stroke-width="1.5" stroke-dasharray="6 4"/>`+"\n", left, y(allowed), left+plotW, y(allowed))
 	}
+	above := 0 // clients off the scale so far
 	for i, r := range results {
 		color := palette[i%len(palette)]
 		s := all[i]
+		// Off the scale, a client's line runs just above the frame, each
+		// such client on a track of its own so that none hides another.
+		track := float64(top - 4 - 4*min(above, 4))
+		if s.peak > ymax {
+			above++
+		}
 		var pts strings.Builder
 		for k, v := range s.rate {
 			yv := y(v)
 			if v > ymax {
-				yv = top - 5 // off the scale: just above the frame, where it shows
+				yv = track
 			}
 			fmt.Fprintf(&pts, "%.1f,%.1f ", x((float64(k)+0.5)*bin.Seconds()), yv)
 		}

@@ -48,7 +48,7 @@ type Run struct {
 type Progress struct {
 	Client   string
 	Ops      int           // operations in the workload
-	Done     int           // operations that have ended, failed or not
+	Done     int           // operations that have ended, failed or not, before any stop
 	Failed   int           // operations that ended in a throttle or an error
 	Sent     int           // requests sent, retries included
 	Limited  int           // responses that were throttles (429s)
@@ -69,7 +69,8 @@ type Result struct {
 	// Ops is the number of operations; Done how many ended; Failed how many
 	// ended in a throttle returned to the caller (a 429, or heed's
 	// LimitedError) or an error. Done-Failed operations completed; Ops-Done
-	// never ran, because the client was stopped.
+	// are unfinished: the client was stopped before they ran, or while they
+	// ran.
 	Ops, Done, Failed int
 	// Requests is what the server received from the client; Rejected what
 	// it refused (429s); SentWhileBlocked what arrived while a wait it had
@@ -275,6 +276,9 @@ func (r *Run) runOne(ctx context.Context, c Client, ops []Op, maxTime time.Durat
 					return
 				}
 				if !do(ctx, rt, &ops[i]) {
+					if ctx.Err() != nil {
+						return // cut off by the stop: not done, rather than failed
+					}
 					cnt.failed.Add(1)
 				}
 				cnt.done.Add(1)

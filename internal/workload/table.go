@@ -8,11 +8,12 @@ import (
 )
 
 // Table writes one row per result, aligned in columns: time against the
-// ideal, operations completed, failed and not run, requests sent, 429s,
-// requests sent while blocked, duplicate writes and efficiency.
+// ideal, operations completed, failed and unfinished (not run, or cut off
+// when the client was stopped), requests sent, 429s, requests sent while
+// blocked, duplicate writes and efficiency.
 func Table(w io.Writer, results []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\ttime\tvs ideal\tcompleted\tfailed ops\tnot run\tsent\t429s\tsent while blocked\tduplicate writes\tefficiency\t")
+	fmt.Fprintln(tw, "client\ttime\tvs ideal\tcompleted\tfailed ops\tunfinished\tsent\t429s\tsent while blocked\tduplicate writes\tefficiency\t")
 	for _, r := range results {
 		t := seconds(r.Elapsed)
 		if !r.Finished {

@@ -43,7 +43,7 @@ func TestTableRows(t *testing.T) {
 			if len(lines) != 2 {
 				t.Fatalf("Table() = %q, want a header and one row", buf.String())
 			}
-			if h := strings.Join(strings.Fields(lines[0]), " "); h != "client time vs ideal completed failed ops not run sent 429s sent while blocked duplicate writes efficiency" {
+			if h := strings.Join(strings.Fields(lines[0]), " "); h != "client time vs ideal completed failed ops unfinished sent 429s sent while blocked duplicate writes efficiency" {
 				t.Errorf("Table() header = %q", h)
 			}
 			if got := strings.Fields(lines[1]); strings.Join(got, " ") != strings.Join(tc.want, " ") {
