@@ -34,7 +34,7 @@ var palette = [...]string{"#d62728", "#ff7f0e", "#9467bd", "#2ca02c", "#1f77b4",
 func Chart(w io.Writer, title string, results []Result) error {
 	const (
 		width            = 1000
-		left, right, top = 96, 210, 70
+		left, right, top = 96, 210, 86
 		plotW            = width - left - right
 		plotH            = 300
 		gap              = 56 // between the panels, for the lower one's caption
@@ -152,11 +152,12 @@ func Chart(w io.Writer, title string, results []Result) error {
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif" font-size="12">`+"\n", width, height, width, height)
 	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	p(`<text x="%d" y="26" font-size="16" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
-	caption := "requests each client sent per second (1s moving average)"
 	if allowed > 0 {
-		caption += "; dashed: the allowed steady rate, which a burst at the start may exceed within the limits"
+		p(`<text x="%d" y="46" fill="#444">requests each client sent per second (1s moving average), against the workload's allowed steady rate (dashed)</text>`+"\n", left)
+		p(`<text x="%d" y="62" fill="#444">The busiest scope sets that rate: bursts, and scopes with room to spare, may exceed it for a while within the limits.</text>`+"\n", left)
+	} else {
+		p(`<text x="%d" y="46" fill="#444">requests each client sent per second (1s moving average)</text>`+"\n", left)
 	}
-	p(`<text x="%d" y="48" fill="#444">%s</text>`+"\n", left, html.EscapeString(caption))
 
 	// Time grid, in both panels; labels under the lower one.
 	xstep := niceCeil(end.Seconds()/8, false)
