@@ -76,7 +76,7 @@ func (t *Transport) classify(req *http.Request) *request {
 	}
 	nt := b.Len()
 	b.WriteByte(' ')
-	p.WriteEndpoint(&b, req.Method, req.URL.Path)
+	p.WriteEndpoint(&b, req.Method, req.URL.Path, t.ids)
 	endpointKey := b.String()
 	tenant := endpointKey[:nt]
 	r.endpoint = endpointKey[nt+1:]
@@ -99,13 +99,23 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.scopes[iKey] = store.ScopeAdmit{Key: r.keys.Resource, Limit: 1, Gap: p.Gap()}
 		n++
 	}
-	for _, sub := range t.learner.SubScopes(endpointKey, tenant, r.keys.Write) {
+	subs := t.learner.SubScopes(endpointKey)
+	if len(subs) > 0 {
+		// The endpoint has reported its own limits: the profile's default
+		// gives way to what the server says.
+		r.scopes[iEndpoint].Rate, r.scopes[iEndpoint].Burst = 0, 0
+	}
+	for _, sub := range subs {
 		sc := store.ScopeAdmit{Key: sub.Key}
 		if sub.Units {
 			sc.Cost = t.cost(req, opts)
 			r.units = true
 		}
 		r.scopes[n] = sc
+		n++
+	}
+	if key, ok := t.learner.Widened(tenant, endpointKey, time.Now()); ok && n < len(r.scopes) {
+		r.scopes[n] = store.ScopeAdmit{Key: key}
 		n++
 	}
 	r.adm = store.Admission{Scopes: r.scopes[:n]}

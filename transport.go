@@ -155,6 +155,8 @@ type Transport struct {
 	initOnce sync.Once
 	mem      *memstore.Store
 	learner  learn.Memory
+	paths    learn.Paths
+	ids      func(prefix, seg string) bool // paths.IDs, bound once
 	fifo     fifo
 	randMu   sync.Mutex
 
@@ -172,6 +174,7 @@ func (t *Transport) init() {
 			t.mem = memstore.New()
 		}
 		t.released = make(chan struct{})
+		t.ids = t.paths.IDs
 	})
 }
 
