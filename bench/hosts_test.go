@@ -132,7 +132,7 @@ func hostScenarios() []hostScenario {
 			about: "a 10-per-1s fixed window whose draft-6 RateLimit-Reset is rounded up (sim.RoundedReset); clients start 0.7s into a window, " +
 				"so the first reset says 1 with 0.3s left; 8 workers, 20ms latency, 20s",
 			cfg:        func() sim.Config { return sim.RoundedReset(16) },
-			routes:     []hostRoute{{name: "/v1/short/ draft-6", limit: "short", key: "/v1/short/", path: shortID("/v1/short/"), workers: 8}},
+			routes:     []hostRoute{{name: "/v1/short/ draft-6", limit: "short", key: "/v1/short/", path: fixed("/v1/short/x"), workers: 8}},
 			duration:   20 * s,
 			startAfter: 700 * time.Millisecond,
 		},
@@ -145,7 +145,7 @@ func leakyScenario(nodelay bool) hostScenario {
 		name, mode = "leaky-nodelay", "burst=N nodelay"
 	}
 	r := func(name, limit, key string) hostRoute {
-		return hostRoute{name: name, limit: limit, key: key, path: shortID(key), workers: 4, silent: true}
+		return hostRoute{name: name, limit: limit, key: key, path: fixed(key + "x"), workers: 4, silent: true}
 	}
 	return hostScenario{
 		name: name,
@@ -182,7 +182,7 @@ type hostRow struct {
 	accepted, rejected, requests, blocked int
 	allowed                               float64
 	failed, ops                           int
-	local                                 int // operations refused without a request sent
+	local                                 int        // operations refused without a request sent
 	routes                                []routeRow // in the order of the scenario's routes
 	wall                                  time.Duration
 	worst                                 float64 // the highest longest ÷ FIFO over the routes
