@@ -2,31 +2,57 @@ package heed
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/heedhttp/heed/store"
 )
 
-// reserveHorizon is how far ahead a request may book its pacing turn:
-// turns booked far ahead at a slow rate would hold every caller back after
-// the rate rises.
-const reserveHorizon = time.Second
+const (
+	// reserveHorizon is how far ahead a request may book its pacing turn:
+	// turns booked far ahead at a slow rate would hold every caller back
+	// after the rate rises. Requests further from their turn wait in a
+	// first-come, first-served queue (see fifo).
+	reserveHorizon = time.Second
+	// renewTTL is the lease TTL a Transport asks of a store that renews
+	// leases (a store.Renewer); it renews every renewEvery while the
+	// request runs, so a slot outlives no dead process by long and no
+	// running request loses it.
+	renewTTL   = 30 * time.Second
+	renewEvery = renewTTL / 3
+)
 
-// admit waits until the store admits the request, and returns its lease.
+// admit waits until the store admits the request, and holds its lease in r.
 // The whole wait is bounded by one deadline, set when admission starts:
 // MaxWait from now, or the context's deadline if sooner.
-func (t *Transport) admit(req *http.Request, r *request) (store.Lease, error) {
+func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	ctx := r.ctx
 	st := t.store()
 	failFast := t.FailFast || optionsFrom(ctx).failFast
-	start := time.Now()
-	deadline := start.Add(t.maxWait())
+	deadline := time.Now().Add(t.maxWait())
 	byContext := false // the context's deadline is the binding one
 	if !r.deadline.IsZero() && r.deadline.Before(deadline) {
 		deadline, byContext = r.deadline, true
+	}
+	var leave func() // set while r heads a pacing queue
+	defer func() {
+		if leave != nil {
+			leave()
+		}
+	}()
+	// Those already waiting for a turn on one of r's scopes go first.
+	if key, ok := t.fifo.queued(r.adm.Scopes); ok && !r.adm.Background {
+		if leave, err = t.queue(ctx, key, deadline, byContext); err != nil {
+			return err
+		}
+	}
+	_, renews := st.(store.Renewer)
+	if renews {
+		r.adm.LeaseTTL = renewTTL
 	}
 	paced := false
 	horizon := reserveHorizon
@@ -37,18 +63,27 @@ func (t *Transport) admit(req *http.Request, r *request) (store.Lease, error) {
 		d, err := st.Admit(ctx, &r.adm)
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
-				return 0, ctxErr
+				return ctxErr
 			}
-			return 0, fmt.Errorf("heed: admit: %w", err)
+			return fmt.Errorf("heed: admit: %w", err)
 		}
 		if d.Reason == store.Admitted {
-			return d.Lease, nil
+			r.lease = d.Lease
+			if renews && d.Lease != 0 {
+				r.renewal = t.renew(r)
+			}
+			return nil
 		}
 		paced = paced || d.Reserved
+		if d.Reserved && leave != nil {
+			// Our turn is booked: the next in line may book theirs.
+			leave()
+			leave = nil
+		}
 		wait := d.Wait
 		switch {
 		case d.Reason == store.Blocked && failFast:
-			return 0, &LimitedError{Scope: d.Scope, RetryAfter: d.Wait, Reason: "blocked"}
+			return &LimitedError{Scope: d.Scope, RetryAfter: d.Wait, Reason: "blocked"}
 		case d.Reason == store.Blocked:
 			// A reservation made before the block is forfeit: after it,
 			// waiters take new turns in pacing order, with a little jitter,
@@ -61,31 +96,49 @@ func (t *Transport) admit(req *http.Request, r *request) (store.Lease, error) {
 			// A slot may free at any moment: wait for a release, but never
 			// past the deadline.
 			if budget <= 0 {
-				return 0, t.tooLong(d, wait, byContext)
+				return t.tooLong(d, wait, byContext)
 			}
 			wait = min(wait, budget)
-		case d.Reason == store.Paced && !d.Reserved && wait > horizon && wait <= budget:
-			if wait > prev-time.Millisecond && wait < prev+time.Millisecond {
-				// The turn comes no nearer: the request costs more than
-				// the scope's burst, which no waiting shortens. Book it.
-				horizon, wait = budget, 0
-				break
+		case wait > budget:
+			return t.tooLong(d, wait, byContext)
+		case d.Reason == store.Paced && !d.Reserved && !r.adm.Background && leave == nil:
+			// Beyond the horizon: wait in line for the scope.
+			if leave, err = t.queue(ctx, d.Scope, deadline, byContext); err != nil {
+				return err
 			}
+			continue
+		case d.Reason == store.Paced && !d.Reserved && !r.adm.Background && wait > prev-time.Millisecond && wait < prev+time.Millisecond:
+			// The turn comes no nearer: the request costs more than the
+			// scope's burst, which no waiting shortens. Book it.
+			horizon, wait = budget, 0
+		case d.Reason == store.Paced && !d.Reserved && wait > horizon:
+			// Heading the line (or a background request, which never books
+			// ahead): come back when the turn is near, or sooner, to see a
+			// rate that has risen meanwhile.
 			prev = wait
-			// Beyond the horizon: come back when the turn is near, or
-			// sooner, to see a rate that has risen meanwhile.
 			wait = min(wait-horizon, horizon)
 			wait += t.jitter(wait / 10)
-		case wait > budget:
-			return 0, t.tooLong(d, wait, byContext)
 		}
 		if t.OnWait != nil {
 			t.OnWait(WaitEvent{Request: req, Reason: d.Reason, Scope: d.Scope, Wait: wait})
 		}
 		if err := t.sleep(ctx, wait, d.Reason == store.Busy); err != nil {
-			return 0, err
+			return err
 		}
 	}
+}
+
+// queue waits to head the pacing queue of key, until deadline.
+func (t *Transport) queue(ctx context.Context, key string, deadline time.Time, byContext bool) (leave func(), err error) {
+	leave, err = t.fifo.enter(ctx, key, deadline)
+	if errors.Is(err, errQueueDeadline) {
+		le := &LimitedError{Scope: key, Reason: store.Paced.String()}
+		if byContext {
+			le.Err = context.DeadlineExceeded
+		}
+		return nil, le
+	}
+	return leave, err
 }
 
 // tooLong returns the error for a wait that cannot end before the
@@ -99,11 +152,18 @@ func (t *Transport) tooLong(d store.Decision, wait time.Duration, byContext bool
 	return le
 }
 
-// release gives back an admitted request's lease, and wakes the callers
-// waiting for a concurrency slot.
-func (t *Transport) release(r *request, lease store.Lease) {
+// release gives back an admitted request's lease, if it holds one, and
+// wakes the callers waiting for a concurrency slot. It is safe to call on
+// every path, more than once.
+func (t *Transport) release(r *request) {
+	lease := r.lease
 	if lease == 0 {
 		return
+	}
+	r.lease = 0
+	if r.renewal != nil {
+		r.renewal.stop()
+		r.renewal = nil
 	}
 	// A release must happen even when the request's context has ended.
 	if err := t.store().Release(context.WithoutCancel(r.ctx), &r.adm, lease); err != nil && t.Logger != nil {
@@ -115,4 +175,40 @@ func (t *Transport) release(r *request, lease store.Lease) {
 		t.released = make(chan struct{})
 	}
 	t.relMu.Unlock()
+}
+
+// renewal renews one request's lease while it runs.
+type renewal struct {
+	mu      sync.Mutex
+	stopped bool
+	timer   *time.Timer
+}
+
+// renew starts renewing r's lease every renewEvery, on a copy of its
+// admission (r is recycled once its RoundTrip returns).
+func (t *Transport) renew(r *request) *renewal {
+	rn := t.store().(store.Renewer)
+	adm := r.adm
+	adm.Scopes = append([]store.ScopeAdmit(nil), r.adm.Scopes...)
+	lease, ctx := r.lease, context.WithoutCancel(r.ctx)
+	w := &renewal{}
+	w.timer = time.AfterFunc(renewEvery, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.stopped {
+			return
+		}
+		if err := rn.Renew(ctx, &adm, lease, renewTTL); err != nil && t.Logger != nil {
+			t.Logger.Warn("heed: renew lease", slog.Any("err", err))
+		}
+		w.timer.Reset(renewEvery)
+	})
+	return w
+}
+
+func (w *renewal) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	w.timer.Stop()
 }

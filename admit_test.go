@@ -3,6 +3,7 @@ package heed_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -180,5 +181,58 @@ func TestWaitBeyondDeadlineFailsAtOnce(t *testing.T) {
 		if !errors.Is(err, heed.ErrLimited) || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 0 {
 			t.Errorf("err = %v after %v, want a LimitedError for the deadline, at once", err, time.Since(start))
 		}
+	})
+}
+
+// Waiters on one slow scope go first come, first served, each at its turn:
+// the longest wait is what a queue at the allowed rate gives, not several
+// times that.
+func TestPacingWaitsAreFirstComeFirstServed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Responses: []heedtest.Response{ok()}, Repeat: true}
+		// One request a second, a burst of one; a minute of patience.
+		tr := &heed.Transport{Base: s, Profile: &profile.Profile{Rate: func(string) float64 { return 1 }}, MaxWait: time.Minute, Rand: zero()}
+		start := time.Now()
+		const n = 20
+		var wg sync.WaitGroup
+		for i := range n {
+			time.Sleep(10 * time.Millisecond) // arrivals in order, 10ms apart
+			wg.Go(func() { fetch(t, tr, http.MethodGet, fmt.Sprintf("%s/rest/api/3/search?i=%d", jira, i), "") })
+		}
+		wg.Wait()
+		for i, r := range s.Sent() {
+			if got, want := r.URL, fmt.Sprintf("%s/rest/api/3/search?i=%d", jira, i); got != want {
+				t.Errorf("send %d was %s, want %s: arrival order", i, got, want)
+			}
+			// The first goes on arrival, 10ms in; each later one at its turn,
+			// a second after the one before: exactly a queue at 1/s.
+			if got, want := r.At.Sub(start), 10*time.Millisecond+time.Duration(i)*time.Second; got != want {
+				t.Errorf("send %d went at %v, want %v", i, got, want)
+			}
+		}
+	})
+}
+
+// MaxWait bounds a wait for a concurrency slot too: a request that cannot
+// get one in time fails with a LimitedError saying it was busy.
+func TestMaxWaitBoundsConcurrencyWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Func: func(*http.Request, int) heedtest.Response {
+			time.Sleep(10 * time.Second)
+			return ok()
+		}}
+		tr := &heed.Transport{Base: s, Concurrency: 1, MaxWait: 2 * time.Second, Profile: &profile.Profile{Rate: func(string) float64 { return 0 }}}
+		go fetch(t, tr, http.MethodGet, jira+"/rest/api/3/search", "")
+		time.Sleep(time.Millisecond)
+		start := time.Now()
+		_, err := send(context.Background(), tr, http.MethodGet, jira+"/rest/api/3/project", "")
+		var le *heed.LimitedError
+		if !errors.As(err, &le) || le.Reason != "busy" {
+			t.Fatalf("err = %v, want a LimitedError for a busy tenant", err)
+		}
+		if d := time.Since(start); d != 2*time.Second {
+			t.Errorf("gave up after %v, want at MaxWait's 2s", d)
+		}
+		time.Sleep(10 * time.Second)
 	})
 }

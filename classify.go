@@ -25,8 +25,10 @@ type request struct {
 	canRetry bool
 	units    bool // some scope is charged a cost in tokens or points
 
-	deadline time.Time // the context's deadline, or zero
-	sent     bool      // the caller's body went to Base, which closes it
+	deadline time.Time   // the context's deadline, or zero
+	lease    store.Lease // held from admission to release; zero for none
+	renewal  *renewal    // renews lease while the request runs, or nil
+	sent     bool        // the caller's body went to Base, which closes it
 	sentAt   time.Time
 	done     func(failed bool, at time.Time) // the breaker's, for this send
 
@@ -74,7 +76,7 @@ func (t *Transport) classify(req *http.Request) *request {
 	}
 	nt := b.Len()
 	b.WriteByte(' ')
-	p.WriteEndpoint(&b, req.Method, req.URL.Path)
+	p.WriteEndpoint(&b, req.Method, req.URL.Path, t.ids)
 	endpointKey := b.String()
 	tenant := endpointKey[:nt]
 	r.endpoint = endpointKey[nt+1:]
@@ -97,13 +99,23 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.scopes[iKey] = store.ScopeAdmit{Key: r.keys.Resource, Limit: 1, Gap: p.Gap()}
 		n++
 	}
-	for _, sub := range t.learner.SubScopes(endpointKey, tenant, r.keys.Write) {
+	subs := t.learner.SubScopes(endpointKey)
+	if len(subs) > 0 {
+		// The endpoint has reported its own limits: the profile's default
+		// gives way to what the server says.
+		r.scopes[iEndpoint].Rate, r.scopes[iEndpoint].Burst = 0, 0
+	}
+	for _, sub := range subs {
 		sc := store.ScopeAdmit{Key: sub.Key}
 		if sub.Units {
 			sc.Cost = t.cost(req, opts)
 			r.units = true
 		}
 		r.scopes[n] = sc
+		n++
+	}
+	if key, ok := t.learner.Widened(tenant, endpointKey, time.Now()); ok && n < len(r.scopes) {
+		r.scopes[n] = store.ScopeAdmit{Key: key}
 		n++
 	}
 	r.adm = store.Admission{Scopes: r.scopes[:n]}

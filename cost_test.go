@@ -21,11 +21,12 @@ func TestWithCost(t *testing.T) {
 		cost float64
 		want time.Duration
 	}{
-		// 600 tokens a minute is 10 a second, with a burst of 1. 60 tokens
-		// take (60-1)/10 = 5.9s; the first ask, beyond the booking
-		// horizon, comes back 1s later and books the turn then.
-		{"60 tokens", 60, time.Second + 5900*time.Millisecond},
-		{"300 tokens", 300, time.Second + 29900*time.Millisecond},
+		// 600 tokens a minute is paced at Target of 10 a second, 9.7, with
+		// a burst of the 3% left over, 18 tokens: 60 tokens take (60-18)/9.7
+		// s. The first ask, beyond the booking horizon, comes back 1s later
+		// and books the turn then.
+		{"60 tokens", 60, time.Second + seconds((60-18)/9.7)},
+		{"300 tokens", 300, time.Second + seconds((300-18)/9.7)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -38,10 +39,12 @@ func TestWithCost(t *testing.T) {
 				if _, err := send(heed.WithCost(context.Background(), tc.cost), tr, http.MethodPost, url, `{}`); err != nil {
 					t.Fatal(err)
 				}
-				if d := time.Since(start); d != tc.want {
+				if d := time.Since(start); d < tc.want-time.Microsecond || d > tc.want+time.Microsecond {
 					t.Errorf("a request costing %v tokens waited %v, want %v", tc.cost, d, tc.want)
 				}
 			})
 		})
 	}
 }
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

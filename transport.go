@@ -155,6 +155,9 @@ type Transport struct {
 	initOnce sync.Once
 	mem      *memstore.Store
 	learner  learn.Memory
+	paths    learn.Paths
+	ids      func(prefix, seg string) bool // paths.IDs, bound once
+	fifo     fifo
 	randMu   sync.Mutex
 
 	brMu     sync.Mutex
@@ -171,6 +174,7 @@ func (t *Transport) init() {
 			t.mem = memstore.New()
 		}
 		t.released = make(chan struct{})
+		t.ids = t.paths.IDs
 	})
 }
 
@@ -179,15 +183,14 @@ func (t *Transport) init() {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	t.init()
 	r := t.classify(req)
-	defer r.free()
+	defer t.done(r)
 	for attempt := 0; ; attempt++ {
-		lease, err := t.admit(req, r)
-		if err != nil {
+		if err := t.admit(req, r); err != nil {
 			return nil, r.fail(req, err)
 		}
 		resp, err := t.send(req, r, attempt)
 		if err != nil {
-			t.release(r, lease)
+			t.release(r)
 			return nil, r.fail(req, err)
 		}
 		// Learn before releasing: a caller waiting for this request's
@@ -196,7 +199,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.learn(r, resp)
 		d := t.decide(r, resp, attempt)
 		t.apply(req, r, resp, &d)
-		t.release(r, lease)
+		t.release(r)
 		r.sendDone(resp, d.Throttled)
 		if !d.Retry {
 			return resp, nil
@@ -209,6 +212,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// done ends a RoundTrip: whatever path it took, a panic in Base included,
+// the request's lease is released and r recycled.
+func (t *Transport) done(r *request) {
+	t.release(r)
+	r.free()
 }
 
 // retrying reports a retry about to be made after delay.

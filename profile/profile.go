@@ -20,8 +20,10 @@ import (
 //
 // The zero Profile, and a nil *Profile, is the generic one: the tenant is
 // the request's scheme and host, endpoints are method plus path template,
-// no writes are spaced, and endpoints are paced at [DefaultRate] until the
-// server advertises its limits. Every method works on a nil *Profile.
+// no writes are spaced, and endpoints are not paced until the server
+// advertises its limits or answers 429: a fixed margin would make heed
+// slower than no rate-limit handling on a server that allows more. Every
+// method works on a nil *Profile.
 type Profile struct {
 	// Name names the profile, as [ByName] finds it. Empty means the
 	// generic profile.
@@ -33,8 +35,14 @@ type Profile struct {
 	// of this value, never the value itself. Nil means the origin alone.
 	Account func(*http.Request) string
 	// Endpoint returns a request's endpoint template, such as
-	// "GET /rest/api/3/issue/{id}". Nil means [EndpointKey].
+	// "GET /rest/api/3/issue/{id}". Nil means Templates, then [EndpointKey]
+	// with ids learned.
 	Endpoint func(method, path string) string
+	// Templates are path templates the provider documents, such as
+	// "/repos/{owner}/{repo}/issues/{n}": a path that fits one, segment by
+	// segment, with a braced segment fitting any one segment, has it as its
+	// endpoint. Nil means none.
+	Templates []string
 	// WriteKey returns the resource a write request targets, such as a Jira
 	// issue key, or "" when it targets none. Writes to one resource go one
 	// at a time, WriteGap apart. Nil means no resource keys.
@@ -43,8 +51,11 @@ type Profile struct {
 	// next. Zero means [DefaultWriteGap] when WriteKey is set.
 	WriteGap time.Duration
 	// Rate returns an endpoint's default steady-state pacing rate in
-	// requests per second, used until the server advertises a limit. Nil
-	// means [DefaultRate]; a result of zero or less leaves it unpaced.
+	// requests per second, used until the server advertises a limit for
+	// the endpoint (a rate the endpoint learns, or a named limit it
+	// reports, replaces it). Nil, or a result of zero or less, leaves the
+	// endpoint unpaced until then: its first 429 without advertised limits
+	// starts AIMD from the rate its requests were being accepted at.
 	Rate func(method string) float64
 	// Cost estimates what a request takes from limits counted in tokens or
 	// points, before it is sent; it must not consume the request's body
@@ -104,13 +115,53 @@ func HeaderAccount(names ...string) func(*http.Request) string {
 }
 
 // WriteEndpoint writes a request's endpoint template to b:
-// [Profile.Endpoint]'s answer, or [EndpointKey]'s, built in place.
-func (p *Profile) WriteEndpoint(b *strings.Builder, method, path string) {
+// [Profile.Endpoint]'s answer, the first of [Profile.Templates] the path
+// matches, or [EndpointKey]'s. ids, when not nil, is asked about each
+// segment of one or two digits, which IsID keeps, with the template
+// written so far (method, space, path): it reports whether that position
+// holds ids, which a caller can learn from the values it sees there.
+func (p *Profile) WriteEndpoint(b *strings.Builder, method, path string, ids func(prefix, seg string) bool) {
 	if p != nil && p.Endpoint != nil {
 		b.WriteString(p.Endpoint(method, path))
 		return
 	}
-	writeEndpointKey(b, method, path)
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if p != nil {
+		for _, tpl := range p.Templates {
+			if matchTemplate(tpl, path) {
+				b.WriteString(method)
+				b.WriteByte(' ')
+				b.WriteString(tpl)
+				return
+			}
+		}
+	}
+	writeEndpointKey(b, method, path, ids)
+}
+
+// matchTemplate reports whether path fits tpl, segment by segment, where a
+// segment in braces ("{owner}") fits any one non-empty segment.
+func matchTemplate(tpl, path string) bool {
+	for {
+		ti, pi := strings.IndexByte(tpl, '/'), strings.IndexByte(path, '/')
+		tseg, pseg := tpl, path
+		if ti >= 0 {
+			tseg = tpl[:ti]
+		}
+		if pi >= 0 {
+			pseg = path[:pi]
+		}
+		wild := len(tseg) > 2 && tseg[0] == '{' && tseg[len(tseg)-1] == '}'
+		if wild && pseg == "" || !wild && tseg != pseg {
+			return false
+		}
+		if ti < 0 || pi < 0 {
+			return ti < 0 && pi < 0
+		}
+		tpl, path = tpl[ti+1:], path[pi+1:]
+	}
 }
 
 // ResourceOf returns the resource a write request targets, or "" for a
@@ -132,12 +183,12 @@ func (p *Profile) Gap() time.Duration {
 }
 
 // RateOf returns an endpoint's default pacing rate for a method:
-// [Profile.Rate]'s answer, or [DefaultRate].
+// [Profile.Rate]'s answer, or zero (unpaced).
 func (p *Profile) RateOf(method string) float64 {
 	if p != nil && p.Rate != nil {
 		return p.Rate(method)
 	}
-	return DefaultRate(method)
+	return 0
 }
 
 // BlockScope returns the scope a throttle that names no reason blocks:
@@ -169,14 +220,15 @@ func EndpointKey(method, path string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(method) + 1 + len(path) + 8)
-	writeEndpointKey(&b, method, path)
+	writeEndpointKey(&b, method, path, nil)
 	return b.String()
 }
 
-func writeEndpointKey(b *strings.Builder, method, path string) {
+func writeEndpointKey(b *strings.Builder, method, path string, ids func(prefix, seg string) bool) {
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
 	}
+	start := b.Len()
 	b.WriteString(method)
 	b.WriteByte(' ')
 	for i := 0; i < len(path); {
@@ -186,9 +238,12 @@ func writeEndpointKey(b *strings.Builder, method, path string) {
 		} else {
 			j += i
 		}
-		if seg := path[i:j]; IsID(seg) {
+		switch seg := path[i:j]; {
+		case IsID(seg):
 			b.WriteString("{id}")
-		} else {
+		case ids != nil && len(seg) <= 2 && allDigits(seg) && ids(b.String()[start:], seg):
+			b.WriteString("{id}")
+		default:
 			b.WriteString(seg)
 		}
 		if j < len(path) {
@@ -199,13 +254,20 @@ func writeEndpointKey(b *strings.Builder, method, path string) {
 }
 
 // IsID reports whether a path segment is an identifier, which [EndpointKey]
-// replaces with "{id}": three or more digits, an issue key like ABC-123, or
-// a UUID. Custom [Profile.Endpoint] and [Profile.WriteKey] funcs can use it.
+// replaces with "{id}": three or more digits, an issue key like ABC-123, a
+// UUID, or a hex id of 16 or more digits with a digit among them (a git
+// SHA, a MongoDB ObjectId). Shorter numbers are kept: /rest/api/3 names an
+// API version; a Transport learns where short numbers are ids from the
+// many values it sees at one position. Custom [Profile.Endpoint] and
+// [Profile.WriteKey] funcs can use it.
 func IsID(s string) bool {
 	if len(s) >= 3 && allDigits(s) {
 		return true
 	}
 	if len(s) == 36 && isUUID(s) {
+		return true
+	}
+	if len(s) >= 16 && isHexID(s) {
 		return true
 	}
 	// Issue key: [A-Z][A-Z0-9_]*-[0-9]+
@@ -235,6 +297,20 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+func isHexID(s string) bool {
+	digit := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+		default:
+			return false
+		}
+	}
+	return digit
 }
 
 func isUUID(s string) bool {

@@ -70,3 +70,34 @@ func TestOpenAICostAndUsageLeaveBodiesIntact(t *testing.T) {
 		t.Error("Usage read a streamed response")
 	}
 }
+
+// Endpoint templates fit real APIs: long numbers, issue keys, UUIDs and
+// hex ids are ids; short numbers are kept unless learned; a stated template
+// wins.
+func TestWriteEndpoint(t *testing.T) {
+	p := &profile.Profile{Templates: []string{"/repos/{owner}/{repo}/issues/{n}"}}
+	learned := func(prefix, seg string) bool { return prefix == "GET /v1/items/" }
+	for _, tc := range []struct {
+		p          *profile.Profile
+		ids        func(prefix, seg string) bool
+		path, want string
+	}{
+		{nil, nil, "/rest/api/3/issue/PROJ-12", "GET /rest/api/3/issue/{id}"},
+		{nil, nil, "/v1/items/123", "GET /v1/items/{id}"},
+		{nil, nil, "/v1/items/5", "GET /v1/items/5"},
+		{nil, learned, "/v1/items/5", "GET /v1/items/{id}"},
+		{nil, learned, "/rest/api/3/search", "GET /rest/api/3/search"},
+		{nil, nil, "/repos/x/commits/3f786850e387550fdab836ed7e6dc881de23001b", "GET /repos/x/commits/{id}"},
+		{nil, nil, "/objects/507f1f77bcf86cd799439011", "GET /objects/{id}"},
+		{nil, nil, "/words/deadbeefcafebabe", "GET /words/deadbeefcafebabe"}, // hex letters only: a word
+		{nil, nil, "/u/0b9c5a1e-7c1f-4b39-9d7e-2f3f1c0a9b21/x?y=1", "GET /u/{id}/x"},
+		{p, nil, "/repos/golang/go/issues/7", "GET /repos/{owner}/{repo}/issues/{n}"},
+		{p, nil, "/repos/golang/go/issues", "GET /repos/golang/go/issues"},
+	} {
+		var b strings.Builder
+		tc.p.WriteEndpoint(&b, "GET", tc.path, tc.ids)
+		if got := b.String(); got != tc.want {
+			t.Errorf("WriteEndpoint(GET, %q) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+}

@@ -65,7 +65,9 @@ func (s *Server) structured(o *outcome) {
 		if r := v.remaining(); !jira || r <= lowFraction*ru.capacity {
 			c += ";r=" + strconv.FormatFloat(r, 'f', 0, 64)
 			if r < 1 && ru.Kind == FixedWindow {
-				v.mandate = time.Duration(t) * time.Second
+				// Until the window really turns: t is rounded up, an
+				// upper bound of that, not a wait of its own.
+				v.mandate = ru.reset(v.st, s.start, o.now)
 			}
 		}
 		c += ";t=" + strconv.FormatInt(t, 10)

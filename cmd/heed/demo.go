@@ -17,13 +17,16 @@ import (
 
 const demoUsage = `usage: heed demo [flags]
 
-Run one workload of API calls through four clients, each against its own
-in-process simulator of a rate-limited API (same limits, same seed), at the
-same time: no handling ("none"), immediate retries ("naive-retry"), seed
-000's fixed pacing at half the default rates plus backoff ("seed"), and heed.
-Then print what each did, by the simulator's ground truth, and write an SVG
-chart of each client's sent rate against the allowed rate. No network, no
-setup; it runs in real time and stops by itself.
+Run one workload of API calls through four clients side by side, at the
+same time, so that they share the machine's conditions; each sends to its
+own in-process simulator of a rate-limited API (same limits, same seed), so
+that none takes from another's allowance. The clients: no handling
+("none"), immediate retries ("naive-retry"), seed 000's fixed pacing at half
+the default rates plus backoff ("seed"), and heed. Then print what each did,
+by the simulator's ground truth, and write an SVG chart of each client's
+sent rate against the allowed rate, with its 429s and the requests it sent
+while blocked. No network, no setup; it runs in real time, about 30s (10s
+with -fast), and stops by itself.
 
 flags:
 `
@@ -35,6 +38,9 @@ type demoConfig struct {
 	scale   float64
 	quotas  bool
 	svg     string
+	// minTime is the least time a client runs before it is stopped, when
+	// run.MaxTime is zero.
+	minTime time.Duration
 }
 
 // runDemo runs the demo until it ends or ctx does.
@@ -46,14 +52,15 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.PrintDefaults()
 	}
 	profile := fs.String("profile", "jira", "API to simulate: jira, silent (bare 429s) or ietf")
-	ops := fs.Int("ops", 0, "operations in the workload; 0 sizes it to an ideal time of about 15s")
+	fast := fs.Bool("fast", false, "a shorter run of about 10s: a workload of about 5s at the allowed rate")
+	ops := fs.Int("ops", 0, "operations in the workload; 0 sizes it to an ideal time of about 14s (5s with -fast)")
 	workers := fs.Int("workers", 16, "operations in flight at once")
 	tenants := fs.Int("tenants", 2, "tenants the operations are spread over")
 	scale := fs.Float64("scale", 0, "multiply every limit by this; 0 means 0.1 for jira and 1 otherwise")
 	seed := fs.Int64("seed", 1, "seed of the workload and the simulator")
 	latency := fs.Duration("latency", 20*time.Millisecond, "time the simulated server takes per response")
 	quotas := fs.Bool("quotas", true, "jira: keep the hourly tenant and global quotas (scaled); -quotas=false leaves them out")
-	maxTime := fs.Duration("max-time", 0, "stop a client after this long; 0 means twice the ideal time")
+	maxTime := fs.Duration("max-time", 0, "stop a client after this long; 0 means twice the ideal time, and at least 10s (5s with -fast)")
 	svg := fs.String("svg", "heed-demo.svg", "where to write the chart; empty for none")
 	if done, err := parseFlags(fs, args); done || err != nil {
 		return err
@@ -76,7 +83,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case *latency < 0 || *maxTime < 0:
 		return usagef("demo: -latency and -max-time must not be negative")
 	}
-	cfg := demoConfig{profile: p, scale: *scale, quotas: *quotas, svg: *svg}
+	cfg := demoConfig{profile: p, scale: *scale, quotas: *quotas, svg: *svg, minTime: 10 * time.Second}
 	if cfg.scale == 0 {
 		cfg.scale = 1
 		if p == sim.Jira {
@@ -96,15 +103,35 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		Sim:      sim.Config{Profile: p, Limits: limits, Scale: cfg.scale, Seed: *seed, Latency: *latency},
 		MaxTime:  *maxTime,
 	}
+	ideal := 14.0
+	if *fast {
+		ideal, cfg.minTime = 5, 5*time.Second
+	}
 	if *ops == 0 {
-		// Size the workload to about 15s at the allowed rate.
-		probe := cfg.run
-		probe.Workload.Ops = 200
-		if rate := probe.Allowance().Rate; rate > 0 {
-			cfg.run.Workload.Ops = max(50, int(math.Round(15*rate)))
-		}
+		cfg.run.Workload.Ops = sizeFor(cfg.run, ideal)
 	}
 	return demo(ctx, &cfg, stdout)
+}
+
+// sizeFor returns the number of operations of r's workload whose ideal time
+// is about ideal seconds: enough to take that long at the allowed rate,
+// less what the limits' bursts admit at once.
+func sizeFor(r workload.Run, ideal float64) int {
+	r.Workload.Ops = 200
+	rate := r.Allowance().Rate
+	if rate <= 0 {
+		return 200
+	}
+	n := max(50, int(math.Round(ideal*rate)))
+	for range 3 {
+		r.Workload.Ops = n
+		got := r.Allowance().Ideal.Seconds()
+		if math.Abs(got-ideal) < 0.05*ideal {
+			break
+		}
+		n = max(50, n+int(math.Round((ideal-got)*rate)))
+	}
+	return n
 }
 
 // demo runs cfg and reports on w.
@@ -112,13 +139,13 @@ func demo(ctx context.Context, cfg *demoConfig, w io.Writer) error {
 	r := &cfg.run
 	allow := r.Allowance()
 	if r.MaxTime == 0 {
-		r.MaxTime = max(2*allow.Ideal, 10*time.Second)
+		r.MaxTime = max(2*allow.Ideal, cfg.minTime)
 	}
 	fmt.Fprintf(w, "heed demo: %s\n", describeLimits(cfg))
 	fmt.Fprintf(w, "workload: %d operations (%s) over %d tenants, %d workers, seed %d\n",
 		r.Workload.NumOps(), describeMix(r.Workload.Items()), len(r.Workload.TenantNames()), r.Workload.NumWorkers(), r.Workload.Seed)
 	fmt.Fprintf(w, "allowed: %.1f operations/s; ideal time %.1fs (bound by %s)\n", allow.Rate, allow.Ideal.Seconds(), allow.Bottleneck)
-	fmt.Fprintf(w, "each client runs against its own simulator (same limits, same seed) at the same time; a client still running after %v is stopped\n\n", r.MaxTime.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "the clients run side by side, each against its own simulator (same limits, same seed); a client still running after %v is stopped\n\n", r.MaxTime.Round(100*time.Millisecond))
 
 	live := isTerminal(w)
 	var mu sync.Mutex
@@ -155,8 +182,9 @@ func demo(ctx context.Context, cfg *demoConfig, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w, "\ntime: until the last operation ended; ideal: the least time the limits allow this workload")
+	fmt.Fprintln(w, "completed: operations that succeeded; failed ops: ended in a 429 or an error; unfinished: not run, or cut off, when the client was stopped")
 	fmt.Fprintln(w, "429s: requests the server refused; sent while blocked: requests sent while a Retry-After the server gave was running")
-	fmt.Fprintln(w, "failed ops: operations that ended in a 429 or an error; efficiency: ideal/time, times the share of operations that succeeded")
+	fmt.Fprintln(w, "efficiency: completed/operations x ideal/time (at most 1): counts completed operations only, so failing fast earns nothing")
 	if cfg.svg != "" {
 		f, err := os.Create(cfg.svg)
 		if err != nil {
@@ -170,7 +198,7 @@ func demo(ctx context.Context, cfg *demoConfig, w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("demo: write chart: %w", err)
 		}
-		fmt.Fprintf(w, "\nchart of each client's sent rate against the allowed rate: %s\n", cfg.svg)
+		fmt.Fprintf(w, "\nchart of each client's sent rate against the allowed rate, its 429s and its requests sent while blocked: %s\n", cfg.svg)
 	}
 	return nil
 }

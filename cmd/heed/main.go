@@ -6,6 +6,7 @@
 //	heed sim -profile jira -listen 127.0.0.1:8080
 //	heed demo
 //	heed proxy -upstream https://acme.atlassian.net -profile jira
+//	heed version
 package main
 
 import (
@@ -49,6 +50,7 @@ commands:
   explain   read an HTTP response head on stdin and show its rate limits
   proxy     forward requests to one upstream API through heed, for any language
   sim       serve a simulated rate-limited API
+  version   print heed's version and how it was built
 `
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -66,6 +68,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runProxy(ctx, rest, stdout, stderr)
 	case "sim":
 		return runSim(ctx, rest, stdout, stderr)
+	case "version":
+		return runVersion(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -55,18 +55,19 @@ const (
 	aimdCut      = 0.9
 	aimdCutFast  = 0.7 // when the last cut was recent: still far too fast
 	aimdFastGap  = 3 * time.Second
+	aimdDeepest  = 0.5 // the deepest one cut, however many were refused
 	aimdIncrease = 0.1 / 20
 	aimdFlush    = 8    // quiet successes added up before one store update
 	aimdCeiling  = 4.0  // times the default: how far above it AIMD may climb
 	aimdFloor    = 0.02 // requests per second: never slower than this
-	// spreadMinWindow: quotas with a window at least this long are spread
-	// over what is left of the window; shorter ones (burst buckets) are
-	// paced at their steady rate alone.
-	spreadMinWindow = 10 * time.Second
-	// steadyMaxWindow: limits with a shorter window (burst buckets, the
-	// per-issue windows) are paced at Target of their steady rate; longer
-	// ones (hourly quotas) only once the server says what is left.
+	// steadyMaxWindow: limits with a window no longer (burst buckets, short
+	// fixed windows, per-minute token limits, the per-issue windows) are paced at Target of their
+	// steady rate and blocked when exhausted until the window turns;
+	// longer ones (hourly quotas) are spread once what is left runs low.
 	steadyMaxWindow = time.Minute
+	// spreadBelow: a long window's quota is spread over the rest of the
+	// window once no more than this share of it is left.
+	spreadBelow = 0.5
 	// MaxBlock bounds any block, however far in the future a server's
 	// reset or Retry-After lies.
 	MaxBlock = 24 * time.Hour
@@ -180,18 +181,24 @@ func (p *Plan) Empty() bool {
 func (m *Memory) Plan(cfg Config, in *Input, p *Plan) {
 	p.Reset()
 	r, obs := in.Req, in.Obs
+	prevSent := m.sentBefore(r.Endpoint, in.SentAt)
 	p.Advertised = m.limits(cfg, in, p)
 	if obs.Throttled {
 		p.Bare = !p.Advertised && obs.ReasonScope == "" && in.Status == 429
 		if p.Bare {
-			p.Widen = m.bareShared(r.Tenant, r.Endpoint, in.Now)
+			m.bare429(r.Tenant, r.Endpoint, prevSent, in.SentAt, in.Now)
+			_, p.Widen = m.Widened(r.Tenant, r.Endpoint, in.Now)
 			// The server says nothing of its limits: find them from 429s.
 			m.cutRate(r, in.SentAt, in.Now, &p.Update)
 		}
 		return
 	}
-	if !p.Advertised && in.Status < 400 {
-		m.raiseRate(r, &p.Update)
+	m.wideResponse(r.Tenant, r.Endpoint, in.Now)
+	if in.Status < 400 {
+		m.accept(r.Endpoint, in.Now)
+		if !p.Advertised {
+			m.raiseRate(r, in.Now, &p.Update)
+		}
 	}
 	if in.HasUsage {
 		reconcile(r, in.Usage, &p.Update)
@@ -207,46 +214,57 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		l := &obs.Limits[i]
 		steady, rate, burst := math.Inf(1), math.Inf(1), 1.0
 		ttl := store.DefaultRateTTL
+		short := l.Has(header.HasWindow) && l.Window > 0 && l.Window <= steadyMaxWindow
 		if l.Has(header.HasQuota|header.HasWindow) && l.Window > 0 && l.Quota > 0 {
 			advertised = true
 			steady = l.Quota / l.Window.Seconds()
-			if l.Window < steadyMaxWindow {
-				// A burst bucket: pace at its steady rate.
+			if short {
+				// A burst bucket or a short window: pace at its steady rate.
 				rate = cfg.target() * steady
 				burst = max(1, (1-cfg.target())*l.Quota)
 				ttl = max(ttl, 2*l.Window)
 			}
 			// A long window (an hourly quota) is not paced at its average
-			// rate while the server says nothing of what is left: a short
-			// job may spend it faster. Once remaining is known, what is
-			// left is spread over the rest of the window, below.
+			// rate: a short job may spend it faster. It is spread once
+			// what is left runs low, below.
 		}
-		key, sub := limitScope(r, l)
+		key, sub := m.limitScope(r, l)
 		if l.Has(header.HasRemaining | header.HasReset) {
 			advertised = true
 			resetIn := l.Reset.Sub(now)
 			if AbsoluteReset(l.Dialect) {
 				resetIn += cfg.Skew
 			}
+			rounded := !AbsoluteReset(l.Dialect) && resetIn >= time.Second && resetIn%time.Second == 0
+			if short && rounded {
+				m.observeWindow(key, l.Window, l.Quota, l.Remaining, resetIn, in.SentAt, now)
+			}
 			if resetIn > 0 {
 				resetIn = min(resetIn, MaxBlock)
 				if l.Exhausted() {
-					// Nothing left: stop until the window resets.
+					// Nothing left: stop until the window turns. A reset
+					// rounded up to whole seconds is only a bound; where
+					// the window really turns may be known.
+					if short && rounded {
+						if turn, ok := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
+							resetIn = turn.Sub(now)
+						}
+					}
 					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn})
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted"})
 					continue
 				}
-				if !l.Has(header.HasWindow) || l.Window >= spreadMinWindow {
+				if !short && spreadNeeded(l) {
 					// What is left, spread over the rest of the window, is
-					// exactly what can be spent: it replaces the margin and
-					// slows smoothly as the quota runs low. A sliver is kept
-					// so that the window never ends at r=0.
+					// exactly what can be spent: it slows smoothly as the
+					// quota runs low. A sliver is kept so that the window
+					// never ends at r=0.
 					left := l.Remaining
 					if l.Has(header.HasQuota) {
 						left -= max(2, QuotaReserve*l.Quota)
 					}
 					over := resetIn
-					if !AbsoluteReset(l.Dialect) && over >= time.Second && over%time.Second == 0 {
+					if rounded {
 						// A delay in whole seconds is rounded up: the reset
 						// is on average half a second sooner. Spreading over
 						// the full value would leave the end of every window
@@ -263,7 +281,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			continue
 		}
 		if sub.Key != "" {
-			m.addSub(r.Endpoint, kindOf(r), sub)
+			m.addSub(r.Endpoint, sub)
 		}
 		mergeRate(u, first, store.RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
 	}
@@ -273,6 +291,14 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		return m.unchanged(ru, now)
 	})...)
 	return advertised
+}
+
+// spreadNeeded reports whether a long window's quota is low enough to be
+// spread over the rest of the window: when the server does not say how
+// large the quota is, or once no more than spreadBelow of it is left. A
+// short job on a fresh quota runs at full speed.
+func spreadNeeded(l *header.Limit) bool {
+	return !l.Has(header.HasQuota) || l.Quota <= 0 || l.Remaining <= spreadBelow*l.Quota
 }
 
 // mergeRate adds ru to u's rates, or, when a rate for its scope is already
@@ -289,71 +315,115 @@ func mergeRate(u *store.Update, from int, ru store.RateUpdate) {
 	u.Rates = append(u.Rates, ru)
 }
 
-// limitScope returns the store key of the scope a limit applies to. Limits
-// the server ties to the global quota, the tenant, the endpoint or the
-// resource apply to those scopes; a named limit (a GitHub resource, a
-// Discord bucket, an IETF policy) or one counted in tokens gets a scope of
-// its own under the tenant, which every endpoint that reports it joins.
-func limitScope(r *Request, l *header.Limit) (key string, sub SubScope) {
+// limitScope returns the store key of the scope a limit applies to, and
+// the named limit scope the endpoint joins for it, if any. Scopes come
+// from evidence, never from one endpoint's say-so for another:
+//
+//   - a limit the server ties to the global quota, the tenant, the
+//     endpoint or the resource applies to that scope;
+//   - a provider's named resource or bucket (GitHub's x-ratelimit-resource,
+//     Discord's X-RateLimit-Bucket), or a limit counted in tokens or
+//     points, is one counter of the tenant, which every endpoint that
+//     reports it joins;
+//   - any other named limit (an IETF policy) is the reporting endpoint's
+//     own, unless the evidence shows that the endpoints reporting the name
+//     share one counter (see sharedName): then they join one scope of the
+//     tenant.
+//
+// An endpoint joins only the limit scopes it has reported itself.
+func (m *Memory) limitScope(r *Request, l *header.Limit) (key string, sub SubScope) {
 	units := l.Unit != "" && l.Unit != header.Requests
 	switch l.Scope {
 	case header.ScopeGlobal, header.ScopeTenant, header.ScopeEndpoint, header.ScopeKey:
 		return r.ScopeKey(l.Scope), SubScope{}
 	}
 	name := l.Scope
-	if name == "" {
-		name = l.Name
+	if name != "" || units {
+		if name == "" {
+			name = l.Name
+		}
+		if name == "" {
+			name = string(l.Unit)
+		}
+		key = scope.Limit(r.Tenant, name)
+		return key, SubScope{Key: key, Name: name, Units: units}
 	}
-	if name == "" && units {
-		name = string(l.Unit)
-	}
+	name = l.Name
 	if name == "" {
 		return r.ScopeKey(r.UnknownScope), SubScope{}
 	}
-	key = scope.Limit(r.Tenant, name)
-	return key, SubScope{Key: key, Units: units}
+	key = scope.EndpointLimit(r.Endpoint, name)
+	if l.Has(header.HasRemaining|header.HasReset) && m.sharedName(r.Tenant, name, r.Endpoint, l.Remaining, l.Reset) {
+		key = scope.Limit(r.Tenant, name)
+	}
+	return key, SubScope{Key: key, Name: name}
 }
 
 // aimdScope returns the scope whose rate AIMD adjusts for a request: its
-// endpoint, or, once the tenant's unknown limit looks shared by its
-// endpoints, a limit scope of the tenant that all its endpoints join.
-func (m *Memory) aimdScope(r *Request) string {
-	if !m.isShared(r.Tenant) {
-		return r.Endpoint
+// endpoint, or, while the tenant's unknown limit is taken to span the
+// endpoints that draw bare 429s and this is one of them, a limit scope of
+// the tenant that they all join.
+func (m *Memory) aimdScope(r *Request, now time.Time) string {
+	if key, ok := m.Widened(r.Tenant, r.Endpoint, now); ok {
+		return key
 	}
-	key := scope.Limit(r.Tenant, "unknown")
-	for _, kind := range [2]uint8{kindRead, kindWrite} {
-		m.addSub(r.Endpoint, subsKey{key: r.Tenant, kind: kind}, SubScope{Key: key})
+	return r.Endpoint
+}
+
+// aimdStart returns the rate AIMD starts from on a scope that has none
+// learned: the endpoint's default, or, for an endpoint paced by nothing,
+// the rate its requests were being accepted at (for a widened scope, the
+// sum over the endpoints that share it); zero when that is not known yet.
+func (m *Memory) aimdStart(r *Request, now time.Time) float64 {
+	if r.Rate > 0 {
+		return r.Rate
 	}
-	return key
+	if _, ok := m.Widened(r.Tenant, r.Endpoint, now); ok {
+		return m.membersRate(r.Tenant, now)
+	}
+	return m.acceptedRate(r.Endpoint, now)
 }
 
 // cutRate lowers the rate of the request's AIMD scope after a bare 429
-// (multiplicative decrease), once per event.
+// (multiplicative decrease), once per event. An endpoint with no default
+// rate and no accepted request yet is not cut: there is nothing to cut
+// from, and the 429's block holds it back meanwhile.
 func (m *Memory) cutRate(r *Request, sentAt, now time.Time, u *store.Update) {
-	key := m.aimdScope(r)
-	if r.Rate <= 0 {
+	refused := m.refuse(r.Endpoint, now)
+	def := m.aimdStart(r, now)
+	if def <= 0 {
 		return
 	}
+	key := m.aimdScope(r, now)
 	factor, ok := m.cut(key, sentAt, now)
 	if !ok {
 		return
 	}
-	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: r.Rate, Min: aimdFloor, Max: aimdCeiling * r.Rate, Burst: 1, TTL: store.DefaultRateTTL})
+	// Far over the limit (most requests refused), cut deeper: a rate that
+	// gets a share a of its requests accepted is about 1/a too fast.
+	factor = min(factor, max(aimdDeepest, 1-refused))
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
 }
 
 // raiseRate counts a quiet success and, every few, raises the rate of a
 // request's AIMD scope again (additive increase).
-func (m *Memory) raiseRate(r *Request, u *store.Update) {
-	key := m.aimdScope(r)
-	if r.Rate <= 0 {
-		return
-	}
+func (m *Memory) raiseRate(r *Request, now time.Time, u *store.Update) {
+	key := m.aimdScope(r, now)
 	n, ok := m.quiet(key)
 	if !ok {
 		return
 	}
-	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: r.Rate, Min: aimdFloor, Max: aimdCeiling * r.Rate, Burst: 1, TTL: store.DefaultRateTTL})
+	def := m.aimdStart(r, now)
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
+}
+
+// aimdMax is how far AIMD may raise a rate: a few times the endpoint's
+// default, or without bound for an endpoint paced by nothing.
+func aimdMax(r *Request) float64 {
+	if r.Rate > 0 {
+		return aimdCeiling * r.Rate
+	}
+	return 0
 }
 
 // AbsoluteReset reports whether a dialect states resets as instants on the

@@ -95,18 +95,18 @@ func TestPlan(t *testing.T) {
 			}}},
 		},
 		{
-			name:   "a named policy gets a limit scope of its own",
+			name:   "a named policy is a limit scope of the endpoint that reports it",
 			status: 200,
 			limits: []header.Limit{limit("burst", qw, 100, 0, 10*time.Second, 0)},
 			want: Plan{Advertised: true, Update: store.Update{Rates: []store.RateUpdate{
-				{Key: "https://api.test limit:burst", Rate: target * 10, Burst: (1 - target) * 100, TTL: store.DefaultRateTTL},
+				{Key: "https://api.test GET /v1/items/{id} limit:burst", Rate: target * 10, Burst: (1 - target) * 100, TTL: store.DefaultRateTTL},
 			}}},
 		},
 		{
-			name:   "a bare 429 cuts the endpoint's rate",
+			name:   "a bare 429 cuts the endpoint's rate, deepest when all were refused",
 			status: 429,
 			want: Plan{Bare: true, Update: store.Update{Rates: []store.RateUpdate{
-				{Key: "https://api.test GET /v1/items/{id}", Factor: aimdCut, Default: 50, Min: aimdFloor, Max: aimdCeiling * 50, Burst: 1, TTL: store.DefaultRateTTL},
+				{Key: "https://api.test GET /v1/items/{id}", Factor: aimdDeepest, Default: 50, Min: aimdFloor, Max: aimdCeiling * 50, Burst: 1, TTL: store.DefaultRateTTL},
 			}}},
 		},
 	} {
@@ -172,6 +172,10 @@ func TestAIMD(t *testing.T) {
 		}
 		return p.Update.Rates[0].Factor
 	}
+	// Mostly accepted: the ordinary cut.
+	for i := range 20 {
+		step(200, t0.Add(time.Duration(i-20)*50*time.Millisecond), t0.Add(time.Duration(i-20)*50*time.Millisecond))
+	}
 	if f := factor(step(429, t0, t0)); f != aimdCut {
 		t.Errorf("first cut = %v, want %v", f, aimdCut)
 	}
@@ -230,29 +234,183 @@ func TestPlanSkipsRepeatedRates(t *testing.T) {
 	}
 }
 
-// Bare 429s from two endpoints of a tenant close together are taken for a
-// limit of the whole tenant; from then on the tenant's endpoints join one
-// AIMD scope.
-func TestPlanWidensBare429s(t *testing.T) {
+// Widening a scope is a hypothesis: bare 429s from two endpoints together
+// (or one on an endpoint that had been idle) make the endpoints that draw
+// them share one AIMD scope of the tenant; endpoints that draw none are
+// left alone; and when one endpoint draws far more than its share of the
+// 429s, its limit is its own, and the hypothesis is dropped.
+func TestPlanWidensOnEvidenceAndDropsWhatIsRefuted(t *testing.T) {
 	var m Memory
-	a, b := request(), request()
-	b.Endpoint = "https://api.test GET /v1/users/{id}"
-	throttled := func(r *Request, now time.Time) Plan {
+	mk := func(path string) *Request { r := request(); r.Endpoint = "https://api.test GET " + path; return r }
+	a, b, c := mk("/v1/a"), mk("/v1/b"), mk("/v1/c")
+	send := func(r *Request, status int, at time.Time) Plan {
 		var p Plan
-		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 429, Throttled: true}, Status: 429, SentAt: now, Now: now}, &p)
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at, Now: at}, &p)
 		return p
 	}
-	if p := throttled(a, t0); p.Widen {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	if p := send(a, 429, at(0)); p.Widen {
 		t.Errorf("one endpoint's 429 widened the scope")
 	}
-	p := throttled(b, t0.Add(time.Second))
+	p := send(b, 429, at(100))
 	if !p.Widen {
-		t.Fatalf("429s from two endpoints within %v did not widen the scope", bareWindow)
+		t.Fatalf("429s of two endpoints 100ms apart did not widen the scope")
 	}
 	if got, want := p.Update.Rates[0].Key, "https://api.test limit:unknown"; got != want {
 		t.Errorf("AIMD scope after widening = %q, want %q", got, want)
 	}
-	if subs := m.SubScopes("https://api.test GET /v1/new", "https://api.test", false); len(subs) != 1 || subs[0].Key != "https://api.test limit:unknown" {
-		t.Errorf("a new endpoint joins %+v, want the tenant's unknown limit", subs)
+	if _, ok := m.Widened(a.Tenant, a.Endpoint, at(200)); !ok {
+		t.Errorf("the first endpoint does not share the widened scope")
+	}
+	if _, ok := m.Widened(c.Tenant, c.Endpoint, at(200)); ok {
+		t.Errorf("an endpoint that drew no bare 429 joined the widened scope")
+	}
+	// a and b carry equal traffic, but only a is refused: its limit is its
+	// own.
+	for i := range 20 {
+		send(a, 200, at(1000+10*i))
+		send(b, 200, at(1000+10*i))
+	}
+	for i := range refuteAfter {
+		send(a, 429, at(2000+10*i))
+	}
+	if _, ok := m.Widened(b.Tenant, b.Endpoint, at(3000)); ok {
+		t.Errorf("the hypothesis survived one endpoint drawing all the 429s")
+	}
+	// Refuted, it is not adopted again for a while, even on new evidence.
+	send(a, 429, at(4000))
+	if p := send(b, 429, at(4100)); p.Widen {
+		t.Errorf("a refuted hypothesis was adopted again at once")
+	}
+}
+
+// A policy name reported by two endpoints is one counter only when the
+// evidence says so: remaining going down across them within one window.
+// Counts that go up across them are two counters that share a name.
+func TestPlanNamedLimitScopesFromEvidence(t *testing.T) {
+	a, b := request(), request()
+	b.Endpoint = "https://api.test GET /v1/users/{id}"
+	report := func(m *Memory, r *Request, remaining float64, at time.Time) string {
+		var p Plan
+		l := limit("5-in-10sec", qwrr, 5, remaining, 10*time.Second, 7*time.Second)
+		l.Reset = t0.Add(7 * time.Second) // one window for all reports
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: at, Now: at}, &p)
+		subs := m.SubScopes(r.Endpoint)
+		if len(subs) != 1 {
+			t.Fatalf("endpoint joined %d limit scopes, want 1", len(subs))
+		}
+		return subs[0].Key
+	}
+	t.Run("separate counters", func(t *testing.T) {
+		var m Memory
+		for i, rem := range []float64{4, 4, 3, 3, 2, 2} {
+			r := a
+			if i%2 == 1 {
+				r = b
+			}
+			if key := report(&m, r, rem, t0.Add(time.Duration(i)*time.Millisecond)); key != r.Endpoint+" limit:5-in-10sec" {
+				t.Errorf("report %d: scope %q, want the endpoint's own", i, key)
+			}
+		}
+		if subs := m.SubScopes("https://api.test GET /v1/new"); len(subs) != 0 {
+			t.Errorf("an endpoint that reported nothing joined %+v", subs)
+		}
+	})
+	t.Run("one counter", func(t *testing.T) {
+		var m Memory
+		var key string
+		for i, rem := range []float64{4, 3, 2, 1} {
+			r := a
+			if i%2 == 1 {
+				r = b
+			}
+			key = report(&m, r, rem, t0.Add(time.Duration(i)*time.Millisecond))
+		}
+		if want := "https://api.test limit:5-in-10sec"; key != want {
+			t.Errorf("scope after counts went down across endpoints = %q, want the tenant's %q", key, want)
+		}
+		// A count that goes up across endpoints within the window drops it.
+		if key := report(&m, a, 4, t0.Add(10*time.Millisecond)); key != a.Endpoint+" limit:5-in-10sec" {
+			t.Errorf("scope after a count went up = %q, want the endpoint's own again", key)
+		}
+	})
+}
+
+// A long window is spread only once what is left runs low: a short job on
+// a fresh hourly quota is not slowed.
+func TestPlanSpreadsOnlyWhenNeeded(t *testing.T) {
+	for _, tc := range []struct {
+		remaining float64
+		spread    bool
+	}{{4999, false}, {2600, false}, {2500, true}, {100, true}} {
+		var m Memory
+		var p Plan
+		l := limit("", qwrr, 5000, tc.remaining, time.Hour, 1800*time.Second)
+		l.Dialect = header.XRateLimit
+		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+		if got := len(p.Update.Rates) == 1; got != tc.spread {
+			t.Errorf("remaining %v of 5000: spread = %v, want %v", tc.remaining, got, tc.spread)
+		}
+	}
+}
+
+// An endpoint paced by nothing starts AIMD from the rate its requests were
+// accepted at.
+func TestPlanAIMDStartsFromTheAcceptedRate(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate = 0
+	for i := range 40 { // 20 a second for 2s
+		at := t0.Add(time.Duration(i) * 50 * time.Millisecond)
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200}, Status: 200, SentAt: at, Now: at}, &Plan{})
+	}
+	var p Plan
+	at := t0.Add(2 * time.Second)
+	m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 429, Throttled: true}, Status: 429, SentAt: at, Now: at}, &p)
+	if len(p.Update.Rates) != 1 {
+		t.Fatalf("rates = %+v, want one cut", p.Update.Rates)
+	}
+	ru := p.Update.Rates[0]
+	if got := ru.Apply(0); math.Abs(got-aimdCut*20) > 1.5 {
+		t.Errorf("first rate after the 429 = %.2f, want %v of the accepted 20/s", got, aimdCut)
+	}
+}
+
+// A short fixed window whose reset is rounded up to whole seconds: from
+// the windows it has seen turn, heed learns where it turns, and blocks an
+// exhausted window only until then, not for the rounded-up second.
+func TestPlanLearnsWhereAShortWindowTurns(t *testing.T) {
+	var m Memory
+	// A window of 10 per second that turns at .3 of every second; a
+	// request every 90ms, answered 10ms later.
+	const quota = 10
+	used, windowStart := 0, t0.Add(-700*time.Millisecond)
+	var p Plan
+	var last time.Time
+	for i := range 40 {
+		sent := t0.Add(time.Duration(i) * 90 * time.Millisecond)
+		for !sent.Before(windowStart.Add(time.Second)) {
+			windowStart, used = windowStart.Add(time.Second), 0
+		}
+		used++
+		now := sent.Add(10 * time.Millisecond)
+		turn := windowStart.Add(time.Second)
+		secs := time.Duration(math.Ceil(turn.Sub(now).Seconds())) * time.Second
+		remaining := float64(max(quota-used, 0))
+		if i == 39 {
+			remaining = 0 // the last one finds the window spent
+		}
+		l := limit("", qwrr, quota, remaining, time.Second, secs)
+		l.Reset = now.Add(secs)
+		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sent, Now: now}, &p)
+		last = now
+	}
+	if len(p.Update.Blocks) != 1 {
+		t.Fatalf("blocks = %+v, want one", p.Update.Blocks)
+	}
+	// The last answer came at 3.52s; the window turns at 3.3s + 1s = 4.3s.
+	want := t0.Add(4300 * time.Millisecond).Sub(last)
+	if got := p.Update.Blocks[0].For; got < want || got > want+100*time.Millisecond {
+		t.Errorf("exhausted window blocked for %v, want until the turn %v (within 100ms), not the rounded-up second", got, want)
 	}
 }

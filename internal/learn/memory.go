@@ -11,9 +11,18 @@ import (
 )
 
 const (
-	// bareWindow: bare 429s from two endpoints of a tenant this close
-	// together mean the unknown limit is the tenant's, not each endpoint's.
-	bareWindow = 2 * time.Second
+	// idleGap: an endpoint that sent nothing for this long before a bare
+	// 429 cannot have drawn it by its own traffic. That 429 is evidence
+	// that the unknown limit spans the tenant.
+	idleGap = 2 * time.Second
+	// widenTTL is how long the hypothesis that a tenant's unknown limit
+	// spans its endpoints holds without new evidence; then each endpoint
+	// is paced on its own again, and the hypothesis is tested afresh.
+	widenTTL = time.Minute
+	// sharedVotes: a named limit reported by two endpoints is one counter
+	// once its remaining count has gone down across them this many times
+	// in one window, and never up.
+	sharedVotes = 2
 	// MaxEntries bounds each of Memory's maps: a full map is cleared, which
 	// forgets only what the next responses teach again.
 	MaxEntries = 4096
@@ -24,29 +33,41 @@ const (
 // the next responses teach again:
 //
 //   - subs: which named limit scopes (a GitHub resource, an IETF policy, a
-//     token limit) each endpoint has reported, so its requests join them
-//     from then on; and, per tenant, those its reads and its writes have
-//     reported, which an endpoint that has not answered yet joins.
+//     token limit) each endpoint has reported; its requests join those,
+//     and no other endpoint inherits them.
+//   - names: per tenant and policy name, the last remaining count seen and
+//     by which endpoint, to tell one counter shared by several endpoints
+//     from several counters that share a name.
 //   - aimd: when each AIMD scope was last cut, so that the many 429s of
 //     one event cut its rate once, and the quiet successes since.
-//   - bare: the last bare 429 per tenant, to tell a tenant-wide unknown
-//     limit from per-endpoint ones.
+//   - sent, accepted: per endpoint, when it last sent (to tell an idle
+//     endpoint) and how fast its requests were accepted (where AIMD starts
+//     for an endpoint that has no rate of its own).
+//   - wide: per tenant, the hypothesis that its unknown limit spans the
+//     endpoints that draw bare 429s, and its test (see wideState).
 //   - told: the rates last set in the store, so that an update repeating
 //     one is skipped.
+//   - phases: for short fixed windows, where the window turns.
 //
 // Each map holds at most MaxEntries entries. The zero Memory is empty and
 // ready to use; it is safe for concurrent use.
 type Memory struct {
-	mu   sync.Mutex
-	subs map[subsKey][]SubScope
-	aimd map[string]*aimdState
-	told map[string]toldRate
-	bare map[string]*bareState
+	mu       sync.Mutex
+	subs     map[string][]SubScope
+	names    map[string]*nameState
+	aimd     map[string]*aimdState
+	sent     map[string]time.Time
+	accepted map[string]*meter
+	wide     map[string]*wideState
+	told     map[string]toldRate
+	phases   map[string]*phase
 }
 
 // SubScope is a named limit scope an endpoint joins.
 type SubScope struct {
 	Key string
+	// Name is the limit's name, as the server gave it.
+	Name string
 	// Units reports a limit that counts tokens or points, not requests: a
 	// request is charged its cost there.
 	Units bool
@@ -58,29 +79,13 @@ type toldRate struct {
 	ttl         time.Duration
 }
 
-type bareState struct {
-	at       time.Time
-	endpoint string
-	shared   bool // bare 429s came from several endpoints at once
-}
-
-// subsKey names an endpoint (kind 0) or a tenant's reads or writes.
-type subsKey struct {
-	key  string
-	kind uint8
-}
-
-const (
-	kindEndpoint uint8 = iota
-	kindRead
-	kindWrite
-)
-
-func kindOf(r *Request) subsKey {
-	if r.Write {
-		return subsKey{key: r.Tenant, kind: kindWrite}
-	}
-	return subsKey{key: r.Tenant, kind: kindRead}
+// nameState is the last report of a named limit by a tenant's endpoints.
+type nameState struct {
+	endpoint  string
+	remaining float64
+	reset     time.Time
+	votes     int
+	shared    bool
 }
 
 type aimdState struct {
@@ -88,39 +93,196 @@ type aimdState struct {
 	quiet   int
 }
 
-// SubScopes returns the limit scopes learned for an endpoint or, for an
-// endpoint that has not reported any yet, those learned for its tenant's
-// requests of the same kind (reads or writes). The slice must not be
-// changed.
-func (m *Memory) SubScopes(endpoint, tenant string, write bool) []SubScope {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if s, ok := m.subs[subsKey{key: endpoint}]; ok {
-		return s
-	}
-	kind := kindRead
-	if write {
-		kind = kindWrite
-	}
-	return m.subs[subsKey{key: tenant, kind: kind}]
+// meter measures how fast an endpoint's requests are accepted while it is
+// sending: gaps between responses longer than meterGap (a block, an idle
+// spell) do not count as time, so a rate measured around blocks is not
+// taken for the server's limit.
+type meter struct {
+	last   time.Time     // the last accepted response
+	active time.Duration // time counted since the window began
+	n      int
+	rate   float64 // the last full window's
+	// Bare 429s and accepted responses, this window and the last, for
+	// how far over its limit the endpoint is sending.
+	refused, acceptedN, lastRefused, lastAccepted int
 }
 
-func (m *Memory) addSub(endpoint string, kind subsKey, s SubScope) {
+// meterGap and meterWindow: gaps up to meterGap count as sending time; a
+// rate is taken over meterWindow of it.
+const (
+	meterGap    = 100 * time.Millisecond
+	meterWindow = time.Second
+)
+
+// reset clears a map when it is full (or not made yet).
+func reset[K comparable, V any](m *map[K]V) {
+	if *m == nil || len(*m) >= MaxEntries {
+		*m = make(map[K]V)
+	}
+}
+
+// SubScopes returns the limit scopes an endpoint has reported. The slice
+// must not be changed.
+func (m *Memory) SubScopes(endpoint string) []SubScope {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.subs[endpoint]
+}
+
+// addSub records that an endpoint reported a named limit: it joins s, in
+// place of any scope it joined for the same name before.
+func (m *Memory) addSub(endpoint string, s SubScope) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	subs := m.subs[endpoint]
+	for i := range subs {
+		if subs[i].Name == s.Name {
+			if subs[i] == s {
+				return
+			}
+			subs = slices.Clone(subs)
+			subs[i] = s
+			m.subs[endpoint] = subs
+			return
+		}
+	}
 	if m.subs == nil || len(m.subs) >= MaxEntries {
-		m.subs = make(map[subsKey][]SubScope)
+		m.subs = make(map[string][]SubScope)
 	}
-	for _, key := range [2]subsKey{{key: endpoint}, kind} {
-		subs := m.subs[key]
-		if slices.ContainsFunc(subs, func(have SubScope) bool { return have.Key == s.Key }) {
-			continue
-		}
-		if len(subs) >= scope.MaxLimits {
-			subs = subs[1:] // a kind's list keeps the newest
-		}
-		m.subs[key] = append(slices.Clip(subs), s)
+	if len(subs) >= scope.MaxLimits {
+		subs = subs[1:] // keep the newest
 	}
+	m.subs[endpoint] = append(slices.Clip(subs), s)
+}
+
+// sharedName records a report of a tenant's limit called name by an
+// endpoint, and reports whether the evidence shows that the endpoints
+// reporting it share one counter: across endpoints, within one window,
+// remaining has gone down sharedVotes times and never up. A count that
+// goes up across endpoints within a window proves separate counters and
+// drops the hypothesis.
+func (m *Memory) sharedName(tenant, name, endpoint string, remaining float64, reset time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := tenant + "\x00" + name
+	st := m.names[k]
+	if st == nil {
+		if m.names == nil || len(m.names) >= MaxEntries {
+			m.names = make(map[string]*nameState)
+		}
+		m.names[k] = &nameState{endpoint: endpoint, remaining: remaining, reset: reset}
+		return false
+	}
+	sameWindow := !reset.IsZero() && !st.reset.IsZero() && absDuration(reset.Sub(st.reset)) < 1500*time.Millisecond
+	if st.endpoint != endpoint && sameWindow {
+		// A shared counter goes down with every request, whichever endpoint
+		// sends it: the same count, or a higher one, seen by another
+		// endpoint within a window is another counter.
+		if remaining < st.remaining {
+			st.votes++
+			st.shared = st.shared || st.votes >= sharedVotes
+		} else {
+			st.votes, st.shared = 0, false
+		}
+	}
+	st.endpoint, st.remaining, st.reset = endpoint, remaining, reset
+	return st.shared
+}
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// sentBefore records that an endpoint sent a request at sentAt, and
+// returns when it last sent before that (zero when never).
+func (m *Memory) sentBefore(endpoint string, sentAt time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	prev := m.sent[endpoint]
+	if sentAt.After(prev) {
+		reset(&m.sent)
+		m.sent[endpoint] = sentAt
+	}
+	return prev
+}
+
+// accept counts an accepted response of an endpoint at now.
+func (m *Memory) accept(endpoint string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := m.accepted[endpoint]
+	if mt == nil {
+		reset(&m.accepted)
+		mt = &meter{last: now}
+		m.accepted[endpoint] = mt
+	}
+	if d := now.Sub(mt.last); d > 0 {
+		mt.active += min(d, meterGap)
+	}
+	mt.last = now
+	mt.n++
+	mt.acceptedN++
+	if mt.active >= meterWindow {
+		mt.rate = float64(mt.n) / mt.active.Seconds()
+		mt.active, mt.n = 0, 0
+		mt.lastRefused, mt.lastAccepted, mt.refused, mt.acceptedN = mt.refused, mt.acceptedN, 0, 0
+	}
+}
+
+// refuse counts a bare 429 of an endpoint, and returns the share of its
+// recent responses that were refused.
+func (m *Memory) refuse(endpoint string, now time.Time) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := m.accepted[endpoint]
+	if mt == nil {
+		reset(&m.accepted)
+		mt = &meter{last: now}
+		m.accepted[endpoint] = mt
+	}
+	mt.refused++
+	r, a := mt.refused+mt.lastRefused, mt.acceptedN+mt.lastAccepted
+	return float64(r) / float64(r+a)
+}
+
+// membersRate returns the sum of the accepted rates of the endpoints that
+// share a tenant's widened scope.
+func (m *Memory) membersRate(tenant string, now time.Time) float64 {
+	m.mu.Lock()
+	var eps []string
+	if w := m.wide[tenant]; w != nil {
+		for ep := range w.members {
+			eps = append(eps, ep)
+		}
+	}
+	m.mu.Unlock()
+	sum := 0.0
+	for _, ep := range eps {
+		sum += m.acceptedRate(ep, now)
+	}
+	return sum
+}
+
+// acceptedRate returns how many of an endpoint's requests a second were
+// accepted while it was sending: over the last full window, or over the
+// current one so far once it has counted a tenth of it; zero when it does
+// not know.
+func (m *Memory) acceptedRate(endpoint string, now time.Time) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mt := m.accepted[endpoint]
+	switch {
+	case mt == nil:
+		return 0
+	case mt.rate > 0:
+		return mt.rate
+	case mt.active >= meterWindow/10:
+		return float64(mt.n) / mt.active.Seconds()
+	}
+	return 0
 }
 
 // unchanged reports whether setting ru at now would only repeat, within
@@ -133,9 +295,7 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 		math.Abs(ru.Rate-prev.rate) <= 0.01*prev.rate {
 		return true
 	}
-	if m.told == nil || len(m.told) >= MaxEntries {
-		m.told = make(map[string]toldRate)
-	}
+	reset(&m.told)
 	m.told[ru.Key] = toldRate{rate: ru.Rate, burst: ru.Burst, at: now, ttl: ru.TTL}
 	return false
 }
@@ -148,9 +308,7 @@ func (m *Memory) cut(key string, sentAt, now time.Time) (float64, bool) {
 	defer m.mu.Unlock()
 	st := m.aimd[key]
 	if st == nil {
-		if m.aimd == nil || len(m.aimd) >= MaxEntries {
-			m.aimd = make(map[string]*aimdState)
-		}
+		reset(&m.aimd)
 		st = &aimdState{}
 		m.aimd[key] = st
 	} else if st.lastCut.After(sentAt) {
@@ -179,33 +337,4 @@ func (m *Memory) quiet(key string) (n int, raise bool) {
 	}
 	n, st.quiet = st.quiet, 0
 	return n, true
-}
-
-// bareShared records a bare 429 on an endpoint of a tenant and reports
-// whether the tenant's unknown limit looks shared by its endpoints: bare
-// 429s from two endpoints within bareWindow of each other.
-func (m *Memory) bareShared(tenant, endpoint string, now time.Time) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	st := m.bare[tenant]
-	if st == nil {
-		if m.bare == nil || len(m.bare) >= MaxEntries {
-			m.bare = make(map[string]*bareState)
-		}
-		st = &bareState{}
-		m.bare[tenant] = st
-	}
-	if !st.shared && st.endpoint != "" && st.endpoint != endpoint && now.Sub(st.at) < bareWindow {
-		st.shared = true
-	}
-	st.at, st.endpoint = now, endpoint
-	return st.shared
-}
-
-// isShared reports whether a tenant's unknown limit looks shared.
-func (m *Memory) isShared(tenant string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	st := m.bare[tenant]
-	return st != nil && st.shared
 }

@@ -4,6 +4,7 @@
 //
 //	key      = "global" | tenant | tenant " " endpoint
 //	         | tenant " key:" resource | tenant " limit:" name
+//	         | tenant " " endpoint " limit:" name
 //	tenant   = origin [ "#" account ]
 //	origin   = scheme "://" host            (no space)
 //	account  = 12 lower-case hex digits     (a keyed hash, never a raw value)
@@ -78,6 +79,10 @@ func Key(tenant, resource string) string { return tenant + keyPrefix + resource 
 // Discord bucket, an IETF policy, an OpenAI token limit).
 func Limit(tenant, name string) string { return tenant + limitPrefix + name }
 
+// EndpointLimit returns the key of a named limit of one endpoint: a limit
+// the endpoint reported that no evidence shows it shares with others.
+func EndpointLimit(endpoint, name string) string { return endpoint + limitPrefix + name }
+
 // Parse splits a key into its kind, its tenant ("" for global) and the rest:
 // the endpoint template, the resource or the limit's name.
 func Parse(key string) (kind Kind, tenant, rest string) {
@@ -94,6 +99,9 @@ func Parse(key string) (kind Kind, tenant, rest string) {
 		return KindKey, tenant, tail[len(keyPrefix):]
 	case strings.HasPrefix(tail, limitPrefix):
 		return KindLimit, tenant, tail[len(limitPrefix):]
+	}
+	if j := strings.Index(tail[1:], limitPrefix); j >= 0 {
+		return KindLimit, tenant, tail[1+j+len(limitPrefix):]
 	}
 	return KindEndpoint, tenant, tail[1:]
 }

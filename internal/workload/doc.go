@@ -2,8 +2,12 @@
 // each against a simulated rate-limited server ([sim.Server]), and measures
 // what each did by the server's ground truth: time against the ideal time
 // at the allowed rate, requests sent, 429s, requests sent while blocked,
-// duplicate writes, failed operations, and the share of the allowed steady
-// rate used. [Chart] draws each client's sent rate over time as SVG.
+// duplicate writes, operations completed, failed and unfinished, an
+// efficiency that counts completed operations only, and the share of the
+// allowed steady rate used. The clients run side by side, each against a
+// server of its own, so that they share the machine but not the limit.
+// [Table] prints the results; [Chart] draws each client's sent rate over
+// time against the allowed rate, and its 429s and sends into blocks, as SVG.
 //
 // heed demo and the goodput benchmarks in bench/ are built on it:
 //

@@ -48,7 +48,7 @@ type Run struct {
 type Progress struct {
 	Client   string
 	Ops      int           // operations in the workload
-	Done     int           // operations that have ended, failed or not
+	Done     int           // operations that have ended, failed or not, before any stop
 	Failed   int           // operations that ended in a throttle or an error
 	Sent     int           // requests sent, retries included
 	Limited  int           // responses that were throttles (429s)
@@ -68,16 +68,21 @@ type Result struct {
 	Elapsed, Ideal time.Duration
 	// Ops is the number of operations; Done how many ended; Failed how many
 	// ended in a throttle returned to the caller (a 429, or heed's
-	// LimitedError) or an error.
+	// LimitedError) or an error. Done-Failed operations completed; Ops-Done
+	// are unfinished: the client was stopped before they ran, or while they
+	// ran.
 	Ops, Done, Failed int
 	// Requests is what the server received from the client; Rejected what
 	// it refused (429s); SentWhileBlocked what arrived while a wait it had
 	// mandated was running; Duplicates the writes it took twice.
 	Requests, Rejected, SentWhileBlocked, Duplicates int
-	// Efficiency is Ideal over Elapsed (at most 1), times the share of the
-	// operations that succeeded: 1 is all the work, as fast as the limits
-	// allow. Operations that failed or never ran count as not done, so a
-	// client cannot look fast by giving up.
+	// Efficiency counts completed operations only: it is the share of the
+	// operations that completed (see [Result.Completed]) times Ideal over
+	// Elapsed, the latter at most 1. 1 is all the work, as fast as the
+	// limits allow. An operation that failed or never ran adds nothing,
+	// and ending before the ideal time earns nothing either, so a client
+	// cannot score by failing fast: a client that completes half the work
+	// scores at most 50%, however soon it gives up on the rest.
 	Efficiency float64
 	// Used is the share of the allowed steady rate ([Allowance.Rate]) the
 	// client's accepted requests used after the warm-up and before its
@@ -90,9 +95,18 @@ type Result struct {
 	Offset time.Duration
 	// Series is what the client's requests met over time.
 	Series sim.Series
+	// Blocked counts the requests the server received while a wait it had
+	// mandated was running, per step of the server's Series.Step from the
+	// start of the run: Blocked[i] counts those that arrived in step i,
+	// sampled from the server as the run goes. It sums to
+	// SentWhileBlocked.
+	Blocked []int
 	// Truth is the client's server's ground truth at the end.
 	Truth sim.Truth
 }
+
+// Completed returns the number of operations that succeeded.
+func (r *Result) Completed() int { return r.Done - r.Failed }
 
 // RejectedShare is the share of the client's requests the server refused.
 func (r *Result) RejectedShare() float64 {
@@ -172,7 +186,7 @@ func (r *Run) Start(ctx context.Context) []Result {
 		res := &results[i]
 		res.Ideal, res.Allowed = allow.Ideal, allow.Rate
 		if res.Elapsed > 0 && res.Ops > 0 {
-			ok := float64(res.Done-res.Failed) / float64(res.Ops)
+			ok := float64(res.Completed()) / float64(res.Ops)
 			res.Efficiency = ok * min(1, float64(allow.Ideal)/float64(res.Elapsed))
 		}
 		res.Offset = res.Series.Start.Sub(start)
@@ -227,6 +241,31 @@ func (r *Run) runOne(ctx context.Context, c Client, ops []Op, maxTime time.Durat
 	ctx, cancel := context.WithTimeout(ctx, maxTime)
 	defer cancel()
 
+	// Sample the server's count of requests sent while blocked once a
+	// step, for the chart: the simulator keeps only the total.
+	step := r.Sim.Step
+	if step <= 0 {
+		step = 100 * time.Millisecond
+	}
+	sampled := make(chan struct{})
+	var blocked []int
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		tick := time.NewTicker(step)
+		defer tick.Stop()
+		last := 0
+		for {
+			select {
+			case <-sampled:
+				return
+			case <-tick.C:
+			}
+			n := sentWhileBlocked(srv, c.Name)
+			blocked = append(blocked, n-last)
+			last = n
+		}
+	})
+
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(r.Workload.NumWorkers(), len(ops)) {
@@ -237,6 +276,9 @@ func (r *Run) runOne(ctx context.Context, c Client, ops []Op, maxTime time.Durat
 					return
 				}
 				if !do(ctx, rt, &ops[i]) {
+					if ctx.Err() != nil {
+						return // cut off by the stop: not done, rather than failed
+					}
 					cnt.failed.Add(1)
 				}
 				cnt.done.Add(1)
@@ -245,6 +287,8 @@ func (r *Run) runOne(ctx context.Context, c Client, ops []Op, maxTime time.Durat
 	}
 	wg.Wait()
 	elapsed := time.Since(cnt.start)
+	close(sampled)
+	sampler.Wait()
 	res := Result{Client: c.Name, Ops: len(ops), Done: int(cnt.done.Load()), Failed: int(cnt.failed.Load())}
 	res.Finished = res.Done == len(ops) && ctx.Err() == nil
 	if !res.Finished {
@@ -260,7 +304,27 @@ func (r *Run) runOne(ctx context.Context, c Client, ops []Op, maxTime time.Durat
 		res.SentWhileBlocked, res.Duplicates = cl.SentWhileBlocked, cl.Duplicates
 		res.Series = cl.Series
 	}
+	// What arrived after the last sample belongs to the step it ends in.
+	sum := 0
+	for _, n := range blocked {
+		sum += n
+	}
+	if rest := res.SentWhileBlocked - sum; rest > 0 {
+		if len(blocked) == 0 || time.Duration(len(blocked))*step < elapsed {
+			blocked = append(blocked, 0)
+		}
+		blocked[len(blocked)-1] += rest
+	}
+	res.Blocked = blocked
 	return res
+}
+
+// sentWhileBlocked returns how many of client's requests srv received while
+// a wait it had mandated was running.
+func sentWhileBlocked(srv *sim.Server, client string) int {
+	t := srv.Truth()
+	cl, _ := t.Client(client)
+	return cl.SentWhileBlocked
 }
 
 // do runs one operation and reports whether it succeeded: no error, and a

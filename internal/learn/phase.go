@@ -1,0 +1,109 @@
+package learn
+
+import "time"
+
+const (
+	// phaseMin is how many consistent readings of a window's reset it
+	// takes before heed trusts where the window turns.
+	phaseMin = 3
+	// phaseMargin is how long after the estimated turn a block lasts, for
+	// the server's clock and the response's transit.
+	phaseMargin = 5 * time.Millisecond
+)
+
+// phase narrows down where a short fixed window turns. Two readings tell
+// it: a reset given in whole seconds is rounded up, so a response read at
+// now for a request sent at sentAt, saying the window resets in n
+// seconds, puts a turn in (sentAt + n - 1s, now + n]; and remaining going
+// up between two responses puts a turn between the earlier request's send
+// and the later response. Intervals narrower than half a window, moved by
+// whole windows, intersect to a narrow one; if they ever fail to, the
+// window is not a periodic one, and the estimate starts over.
+type phase struct {
+	w      time.Duration
+	lo, hi time.Time // an interval holding one instant the window turns
+	n      int       // readings intersected
+
+	// The last reading of remaining, to see the window turn.
+	remaining float64
+	sentAt    time.Time
+	seen      bool
+}
+
+// observeWindow records a reading of a short window's remaining count (of
+// quota), for a request sent at sentAt and answered at now; resetIn, when
+// not zero, is its reset in whole seconds, rounded up. Only a refill of at
+// least half the quota is taken for the window turning: a token bucket's
+// trickle is not.
+func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining float64, resetIn time.Duration, sentAt, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ph := m.phases[key]
+	if ph == nil || ph.w != w {
+		reset(&m.phases)
+		ph = &phase{w: w}
+		m.phases[key] = ph
+	}
+	if ph.seen && remaining-ph.remaining >= quota/2 && sentAt.After(ph.sentAt) {
+		ph.narrow(ph.sentAt, now)
+	}
+	if resetIn > 0 {
+		ph.narrow(sentAt.Add(resetIn-time.Second), now.Add(resetIn))
+	}
+	ph.remaining, ph.sentAt, ph.seen = remaining, sentAt, true
+}
+
+// narrow adds a reading of a turn in (lo, hi].
+func (ph *phase) narrow(lo, hi time.Time) {
+	w := ph.w
+	if hi.Sub(lo) > w/2 {
+		return // too wide to place against the others
+	}
+	if ph.n == 0 {
+		ph.lo, ph.hi, ph.n = lo, hi, 1
+		return
+	}
+	k := (lo.Sub(ph.lo) + w/2) / w // whole windows between the two readings
+	if lo.Before(ph.lo) {
+		k = -((ph.lo.Sub(lo) + w/2) / w)
+	}
+	plo, phi := ph.lo.Add(k*w), ph.hi.Add(k*w)
+	nlo, nhi := later(plo, lo), earlier(phi, hi)
+	if !nlo.Before(nhi) {
+		ph.lo, ph.hi, ph.n = lo, hi, 1
+		return
+	}
+	ph.lo, ph.hi, ph.n = nlo, nhi, ph.n+1
+}
+
+// nextTurn returns when key's window next turns after now, once enough
+// readings agree on it.
+func (m *Memory) nextTurn(key string, now time.Time) (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ph := m.phases[key]
+	if ph == nil || ph.n < phaseMin {
+		return time.Time{}, false
+	}
+	t := ph.hi
+	if !t.After(now) {
+		t = t.Add((now.Sub(t)/ph.w + 1) * ph.w)
+	} else {
+		t = t.Add(-(t.Sub(now) / ph.w) * ph.w)
+	}
+	return t.Add(phaseMargin), true
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

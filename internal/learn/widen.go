@@ -1,0 +1,135 @@
+package learn
+
+import "time"
+
+const (
+	// bareWindow: bare 429s from two endpoints of a tenant this close
+	// together are evidence that their unknown limit is one of the tenant.
+	bareWindow = 2 * time.Second
+	// widenQuiet is how long a tenant whose hypothesis was refuted is paced
+	// per endpoint before the hypothesis may be adopted again.
+	widenQuiet = 5 * time.Minute
+	// refuteAfter is how many bare 429s under the hypothesis it takes to
+	// judge it; refuteMargin is by how much one endpoint's share of them
+	// must exceed its share of the traffic to refute it.
+	refuteAfter  = 10
+	refuteMargin = 0.4
+	// maxMembers caps the endpoints one tenant's hypothesis tracks.
+	maxMembers = 64
+)
+
+// wideState is the hypothesis that a tenant's unknown limit spans the
+// endpoints that draw bare 429s, and its test. Under it, those endpoints
+// (its members, and only they) are paced by one AIMD scope of the tenant.
+// A shared limit refuses each endpoint in proportion to its traffic; when
+// one endpoint draws far more than its share of the 429s, its limit is its
+// own, and the hypothesis is dropped. Otherwise it lasts while its members
+// send, and lapses widenTTL after they stop.
+type wideState struct {
+	until      time.Time // the hypothesis holds until then
+	quietUntil time.Time // refuted: not adopted again before then
+	lastAt     time.Time // the last bare 429, and its endpoint
+	lastEP     string
+	members    map[string]*member
+	sent       int // responses to members under the hypothesis
+	limited    int // bare 429s of members under the hypothesis
+}
+
+type member struct{ sent, limited int }
+
+// bare429 records a bare 429 of an endpoint, sent at sentAt and answered
+// at now, whose previous send was at prevSent (zero when never), and
+// adopts, renews or tests the hypothesis.
+func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.wide[tenant]
+	if w == nil {
+		reset(&m.wide)
+		w = &wideState{}
+		m.wide[tenant] = w
+	}
+	// Evidence: an endpoint idle for a while cannot have drawn the 429 by
+	// its own traffic; two endpoints refused together share one limit.
+	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap
+	together := w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < bareWindow
+	if (idle || together) && !now.Before(w.quietUntil) {
+		if !now.Before(w.until) {
+			w.members, w.sent, w.limited = nil, 0, 0 // a new hypothesis
+		}
+		w.until = now.Add(widenTTL)
+		w.join(w.lastEP)
+		w.join(endpoint)
+	}
+	w.lastAt, w.lastEP = now, endpoint
+	if !now.Before(w.until) {
+		return
+	}
+	w.join(endpoint)
+	if mb := w.members[endpoint]; mb != nil {
+		mb.limited++
+		w.limited++
+	}
+	if w.limited >= refuteAfter && w.refuted() {
+		w.until, w.quietUntil, w.members = time.Time{}, now.Add(widenQuiet), nil
+	}
+}
+
+func (w *wideState) join(endpoint string) {
+	if endpoint == "" || w.members[endpoint] != nil {
+		return
+	}
+	if w.members == nil {
+		w.members = make(map[string]*member)
+	}
+	if len(w.members) < maxMembers {
+		w.members[endpoint] = &member{}
+	}
+}
+
+// refuted reports whether one member drew far more of the 429s than its
+// share of the traffic.
+func (w *wideState) refuted() bool {
+	if w.sent == 0 {
+		return false
+	}
+	for _, mb := range w.members {
+		if float64(mb.limited)/float64(w.limited) > float64(mb.sent)/float64(w.sent)+refuteMargin {
+			return true
+		}
+	}
+	return false
+}
+
+// wideResponse counts a response of an endpoint under its tenant's
+// hypothesis, if the endpoint is one of its members.
+func (m *Memory) wideResponse(tenant, endpoint string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.wide[tenant]
+	if w == nil || !now.Before(w.until) {
+		return
+	}
+	if mb := w.members[endpoint]; mb != nil {
+		mb.sent++
+		w.sent++
+		// Holding, and not refuted: it lasts while its members send.
+		w.until = now.Add(widenTTL)
+	}
+}
+
+// Widened returns the scope that paces an endpoint while its tenant's
+// unknown limit is taken to span the endpoints that draw bare 429s and
+// the endpoint is one of them, and whether there is one.
+func (m *Memory) Widened(tenant, endpoint string, now time.Time) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.wide[tenant]
+	if w == nil || !now.Before(w.until) || w.members[endpoint] == nil {
+		return "", false
+	}
+	return wideKey(tenant), true
+}
+
+// wideKey is the AIMD scope of a tenant's widened unknown limit.
+func wideKey(tenant string) string { return tenant + " limit:unknown" }
