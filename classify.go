@@ -2,6 +2,7 @@ package heed
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
 	"strings"
 	"sync"
@@ -22,8 +23,11 @@ type request struct {
 	scopes   [scope.MaxPerRequest]store.ScopeAdmit
 	keys     learn.Request
 	endpoint string // endpoint template, for logs
-	canRetry bool
-	units    bool // some scope is charged a cost in tokens or points
+	// canRetry: the request is safe to repeat and its body can be sent
+	// again; rewindable: its body can be sent again.
+	canRetry, rewindable bool
+	units                bool   // some scope is charged a cost in tokens or points
+	idemKey              string // an Idempotency-Key heed adds, or ""
 
 	deadline time.Time   // the context's deadline, or zero
 	lease    store.Lease // held from admission to release; zero for none
@@ -125,9 +129,14 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.adm.Reserve = t.reserve()
 	}
 
-	r.canRetry = t.RetryNonIdempotent || isIdempotent(req)
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		r.canRetry = false // it cannot be sent twice
+	r.rewindable = req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	if p != nil && p.AddIdempotencyKey && (req.Method == http.MethodPost || req.Method == http.MethodPatch) &&
+		req.Header.Get("Idempotency-Key") == "" {
+		r.idemKey = rand.Text()
+	}
+	r.canRetry = r.rewindable && (t.RetryNonIdempotent || isIdempotent(req) || r.idemKey != "")
+	if t.retryable() {
+		t.budget.deposit(t.retryBudget())
 	}
 	return r
 }

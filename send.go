@@ -15,14 +15,17 @@ import (
 // tenant's circuit breaker when there is one, to Base.
 func (t *Transport) send(req *http.Request, r *request, attempt int) (*http.Response, error) {
 	out := req
-	if attempt > 0 {
+	if attempt > 0 || r.idemKey != "" {
 		out = req.Clone(r.ctx)
-		if req.Body != nil && req.Body != http.NoBody {
+		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
 			body, err := req.GetBody()
 			if err != nil {
 				return nil, fmt.Errorf("%w: GetBody: %w", ErrNotRewindable, err)
 			}
 			out.Body = body
+		}
+		if r.idemKey != "" {
+			out.Header.Set("Idempotency-Key", r.idemKey)
 		}
 	}
 	if br := t.breakerFor(r.tenant()); br != nil {

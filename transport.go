@@ -28,6 +28,9 @@ const (
 	// The margin covers other clients of the same allowance that heed
 	// cannot see; when they exist, their 429s slow heed further.
 	DefaultTarget = learn.DefaultTarget
+	// DefaultRetryBudget is the share of requests whose server errors may
+	// be retried.
+	DefaultRetryBudget = 0.2
 	// DefaultReserve is the share of each scope's burst kept for
 	// interactive requests: background requests may not use it.
 	DefaultReserve = 0.2
@@ -96,6 +99,14 @@ type Transport struct {
 	// means DefaultClockSkew; negative means none.
 	ClockSkew time.Duration
 
+	// RetryBudget caps the retries of server errors and transport errors
+	// (see [profile.Profile.RetryServerErrors]) across every caller of the
+	// Transport, so that an outage does not multiply the load on it: each
+	// request earns RetryBudget of a retry, and a retry spends one, with a
+	// reserve of a few for a quiet start. Throttles are not counted: their
+	// waits already hold the load back. Zero means DefaultRetryBudget;
+	// negative means no such retries.
+	RetryBudget float64
 	// RetryNonIdempotent retries POST and PATCH requests too. By default
 	// only GET, HEAD, OPTIONS, PUT, DELETE and requests carrying an
 	// Idempotency-Key header are retried.
@@ -155,6 +166,7 @@ type Transport struct {
 	initOnce sync.Once
 	mem      *memstore.Store
 	learner  learn.Memory
+	budget   budget
 	paths    learn.Paths
 	ids      func(prefix, seg string) bool // paths.IDs, bound once
 	fifo     fifo
@@ -191,6 +203,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.send(req, r, attempt)
 		if err != nil {
 			t.release(r)
+			if d := t.decideError(r, err, attempt); d.Retry && t.budget.take() {
+				t.retrying(req, r, nil, attempt, d.Delay)
+				if err := t.sleep(r.ctx, d.Delay, false); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			return nil, r.fail(req, err)
 		}
 		// Learn before releasing: a caller waiting for this request's
@@ -201,7 +220,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.apply(req, r, resp, &d)
 		t.release(r)
 		r.sendDone(resp, d.Throttled)
-		if !d.Retry {
+		if !d.Retry || d.Budgeted && !t.budget.take() {
 			return resp, nil
 		}
 		drain(resp.Body)
@@ -223,12 +242,16 @@ func (t *Transport) done(r *request) {
 
 // retrying reports a retry about to be made after delay.
 func (t *Transport) retrying(req *http.Request, r *request, resp *http.Response, attempt int, delay time.Duration) {
+	status := 0 // a transport error
+	if resp != nil {
+		status = resp.StatusCode
+	}
 	if t.OnRetry != nil {
-		t.OnRetry(RetryEvent{Request: req, Attempt: attempt + 1, StatusCode: resp.StatusCode, Delay: delay})
+		t.OnRetry(RetryEvent{Request: req, Attempt: attempt + 1, StatusCode: status, Delay: delay})
 	}
 	if t.Logger != nil {
 		t.Logger.LogAttrs(r.ctx, slog.LevelWarn, "heed: retrying", slog.String("endpoint", r.endpoint),
-			slog.Int("status", resp.StatusCode), slog.Int("attempt", attempt+1), slog.Duration("delay", delay))
+			slog.Int("status", status), slog.Int("attempt", attempt+1), slog.Duration("delay", delay))
 	}
 }
 
@@ -332,3 +355,10 @@ func (t *Transport) sleep(ctx context.Context, d time.Duration, onRelease bool) 
 		return ctx.Err()
 	}
 }
+
+// retryable reports whether the Transport retries server errors at all.
+func (t *Transport) retryable() bool {
+	return t.RetryBudget >= 0 && t.Profile != nil && (t.Profile.RetryServerErrors || len(t.Profile.Overloaded) > 0)
+}
+
+func (t *Transport) retryBudget() float64 { return orDefault(t.RetryBudget, DefaultRetryBudget) }

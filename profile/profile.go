@@ -70,6 +70,28 @@ type Profile struct {
 	// [header.ScopeEndpoint] (the default, when empty) or
 	// [header.ScopeTenant] for providers whose limits are account-wide.
 	UnknownScope string
+
+	// ThrottledNotProcessed reports that the provider documents that a
+	// request it throttles is not processed, so a throttled request of any
+	// method, a POST without an Idempotency-Key included, is safe to send
+	// again. False means only requests safe to repeat are retried.
+	ThrottledNotProcessed bool
+	// RetryServerErrors makes heed retry server errors (5xx) and transport
+	// errors of requests that are safe to repeat, with exponential backoff
+	// and within the Transport's retry budget, as the provider's own SDKs
+	// do. False means only throttles are retried, and a 503 only with a
+	// wait, as Jira's guide asks.
+	RetryServerErrors bool
+	// Overloaded lists statuses that mean the server is overloaded rather
+	// than limiting the caller (Anthropic's 529): retried like server
+	// errors, counted by a circuit breaker, never taken for a rate limit.
+	// Nil means none.
+	Overloaded []int
+	// AddIdempotencyKey makes heed add an Idempotency-Key header, the same
+	// on every attempt, to POST and PATCH requests that carry none, so that
+	// they become safe to retry. Leave it false for SDKs that add their own
+	// (stripe-go does).
+	AddIdempotencyKey bool
 }
 
 // DefaultRate is the default steady-state pacing rate of an endpoint, in
@@ -347,4 +369,17 @@ func ByName(name string) (*Profile, bool) {
 		return OpenAI(), true
 	}
 	return nil, false
+}
+
+// IsOverloaded reports whether status is one of [Profile.Overloaded].
+func (p *Profile) IsOverloaded(status int) bool {
+	if p == nil {
+		return false
+	}
+	for _, s := range p.Overloaded {
+		if s == status {
+			return true
+		}
+	}
+	return false
 }
