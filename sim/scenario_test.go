@@ -238,3 +238,42 @@ func TestPresetsDeterministic(t *testing.T) {
 		t.Errorf("two runs differ: %+v vs %+v", a.Counts, b.Counts)
 	}
 }
+
+// TestDialectRejections checks what a rejection carries in each dialect:
+// the limit's status, Retry-After except when bare, and the dialect's own
+// headers with nothing remaining.
+func TestDialectRejections(t *testing.T) {
+	for _, tc := range []struct {
+		d      sim.Dialect
+		status int
+		want   map[string]string
+	}{
+		{sim.Draft6, 429, map[string]string{"Retry-After": "1", "RateLimit-Remaining": "0", "RateLimit-Limit": "2"}},
+		{sim.Draft7, 429, map[string]string{"Retry-After": "1", "RateLimit": "limit=2, remaining=0, reset=1"}},
+		{sim.Draft8, 503, map[string]string{"Retry-After": "1", "RateLimit": `"two";r=0;t=1`, "RateLimit-Policy": `"two";q=2;w=1`}},
+		{sim.XRateLimit, 429, map[string]string{"Retry-After": "1", "X-RateLimit-Remaining": "0"}},
+		{sim.RetryAfterOnly, 429, map[string]string{"Retry-After": "1", "RateLimit": ""}},
+		{sim.Bare, 503, map[string]string{"Retry-After": "", "Date": ""}},
+	} {
+		t.Run(string(tc.d), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := sim.New(sim.Config{Limits: []sim.Limit{{Name: "two", Kind: sim.FixedWindow, Quota: 2,
+					Dialect: tc.d, Status: map[bool]int{true: 503}[tc.status == 503]}}})
+				c := newClient(t, s)
+				c.repeat(2, "GET", "http://api.test/x", "")
+				r := c.do("GET", "http://api.test/x", "")
+				if r.status != tc.status {
+					t.Errorf("status %d, want %d", r.status, tc.status)
+				}
+				for k, want := range tc.want {
+					if got := r.header.Get(k); got != want {
+						t.Errorf("%s = %q, want %q", k, got, want)
+					}
+				}
+				if tr := s.Truth(); tr.Rejected != 1 {
+					t.Errorf("truth: %d rejected, want 1", tr.Rejected)
+				}
+			})
+		})
+	}
+}
