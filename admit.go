@@ -30,6 +30,9 @@ const (
 // The whole wait is bounded by one deadline, set when admission starts:
 // MaxWait from now, or the context's deadline if sooner.
 func (t *Transport) admit(req *http.Request, r *request) (err error) {
+	if t.Shadow {
+		return t.admitShadow(req, r)
+	}
 	ctx := r.ctx
 	st := t.store()
 	failFast := t.FailFast || optionsFrom(ctx).failFast
@@ -122,10 +125,38 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		if t.OnWait != nil {
 			t.OnWait(WaitEvent{Request: req, Reason: d.Reason, Scope: d.Scope, Wait: wait})
 		}
-		if err := t.sleep(ctx, wait, d.Reason == store.Busy); err != nil {
+		t.waitingOn(d.Scope, d.Reason, 1)
+		err = t.sleep(ctx, wait, d.Reason == store.Busy)
+		t.waitingOn(d.Scope, d.Reason, -1)
+		if err != nil {
 			return err
 		}
 	}
+}
+
+// admitShadow asks the store once, as admit would, reports what admit
+// would have done, and lets the request go at once.
+func (t *Transport) admitShadow(req *http.Request, r *request) error {
+	ctx := r.ctx
+	r.adm.Paced, r.adm.MaxWait = false, reserveHorizon
+	d, err := t.store().Admit(ctx, &r.adm)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return nil // the store is down: heed would fail; shadow sends
+	}
+	if d.Reason == store.Admitted {
+		r.lease = d.Lease
+		return nil
+	}
+	failFast := t.FailFast || optionsFrom(ctx).failFast
+	refused := d.Reason == store.Blocked && failFast || d.Reason != store.Busy && d.Wait > t.maxWait() ||
+		!r.deadline.IsZero() && time.Now().Add(d.Wait).After(r.deadline)
+	if t.OnWait != nil {
+		t.OnWait(WaitEvent{Request: req, Reason: d.Reason, Scope: d.Scope, Wait: d.Wait, Shadow: true, Refused: refused})
+	}
+	return nil
 }
 
 // queue waits to head the pacing queue of key, until deadline.

@@ -19,6 +19,7 @@ import (
 // admission, and the buffers its responses are parsed and learned into.
 type request struct {
 	ctx      context.Context
+	req      *http.Request // the caller's, for events
 	adm      store.Admission
 	scopes   [scope.MaxPerRequest]store.ScopeAdmit
 	keys     learn.Request
@@ -59,7 +60,7 @@ const (
 func (t *Transport) classify(req *http.Request) *request {
 	p := t.Profile
 	r := requests.Get().(*request)
-	r.ctx = req.Context()
+	r.ctx, r.req = req.Context(), req
 	r.deadline, _ = r.ctx.Deadline()
 	opts := optionsFrom(r.ctx)
 

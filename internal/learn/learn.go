@@ -229,6 +229,11 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// what is left runs low, below.
 		}
 		key, sub := m.limitScope(r, l)
+		if sub.Key != "" && l.Exhausted() {
+			// The endpoint joins the limit even when the first word of it
+			// is that nothing is left: its next request must wait too.
+			m.addSub(r.Endpoint, sub)
+		}
 		if l.Has(header.HasRemaining | header.HasReset) {
 			advertised = true
 			resetIn := l.Reset.Sub(now)
