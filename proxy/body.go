@@ -12,7 +12,7 @@ import (
 // budget is a count of bytes that may be held at once, taken without
 // waiting: a caller that cannot have its bytes does without buffering.
 type budget struct {
-	mu         sync.Mutex
+	mu          sync.Mutex
 	used, limit int64
 }
 

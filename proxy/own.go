@@ -82,8 +82,11 @@ func (h *Handler) check(ctx context.Context) error {
 				port = "80"
 			}
 		}
-		var d net.Dialer
-		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+		dial := h.Dial
+		if dial == nil {
+			dial = (&net.Dialer{}).DialContext
+		}
+		c, err := dial(ctx, "tcp", net.JoinHostPort(host, port))
 		if err != nil {
 			errs = append(errs, errors.New("upstream unreachable: "+err.Error()))
 		} else {

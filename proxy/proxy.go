@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -74,6 +75,10 @@ type Handler struct {
 	// is reachable (a Redis store), for /_heed/readyz and the status page.
 	// Nil means nothing else.
 	Ready func(context.Context) error
+	// Dial connects to the upstream to check that it is reachable, for
+	// /_heed/readyz and the status page; the connection is closed at once.
+	// Nil means a net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// StoreName names the store on the status page, such as "redis
 	// 10.0.0.5:6379". Empty means "memory".
 	StoreName string
@@ -82,11 +87,11 @@ type Handler struct {
 	// silent.
 	Logger *slog.Logger
 
-	once  sync.Once
-	rp    *httputil.ReverseProxy
-	tr    *heed.Transport
-	mem   budget
-	track tracker
+	once    sync.Once
+	rp      *httputil.ReverseProxy
+	tr      *heed.Transport
+	mem     budget
+	track   tracker
 	reg     *prometheus.Registry
 	answers *prometheus.CounterVec
 	ready   readiness
