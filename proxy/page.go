@@ -69,6 +69,7 @@ function limitText(l, now) {
 }
 function render(s) {
   var now = Date.parse(s.now);
+  document.body.dataset.polls = (+document.body.dataset.polls || 0) + 1;
   var r = document.getElementById("ready");
   r.textContent = s.ready ? "ready" : "not ready"; r.className = "badge " + (s.ready ? "ok" : "bad");
   document.getElementById("where").textContent = "→ " + s.upstream + " · store: " + s.store + (s.ready_error ? " · " + s.ready_error : "");
