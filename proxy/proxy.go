@@ -132,8 +132,6 @@ func (h *Handler) maxBufferedBody() int64 {
 	return orDefault(h.MaxBufferedBody, DefaultMaxBufferedBody)
 }
 
-func (h *Handler) threshold() time.Duration { return orDefault(h.tr.MaxWait, heed.DefaultMaxWait) }
-
 func (h *Handler) init() {
 	h.once.Do(func() {
 		h.tr = h.Transport
