@@ -375,6 +375,17 @@ func (h *Handler) blockReason(le *heed.LimitedError) string {
 	return le.Reason
 }
 
+// quotable keeps what may stand in an HTTP quoted-string: the reason
+// comes from the upstream.
+func quotable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '"' || r == '\\' || r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+}
+
 func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
 
 // serveCopy answers r with a cached copy while its scope is paused.
@@ -387,7 +398,7 @@ func (h *Handler) serveCopy(w http.ResponseWriter, r *http.Request, e *entry, le
 	hdr.Set(HeaderSource, "cache")
 	hdr.Set(HeaderScope, le.Scope)
 	hdr.Set("Age", strconv.Itoa(age))
-	hdr.Set("Warning", fmt.Sprintf(`110 heed-proxy "Response is Stale: upstream paused for %ds (%s)"`, secs, h.blockReason(le)))
+	hdr.Set("Warning", fmt.Sprintf(`110 heed-proxy "Response is Stale: upstream paused for %ds (%s)"`, secs, quotable(h.blockReason(le))))
 	h.answered("cache")
 	if h.Logger != nil {
 		h.Logger.LogAttrs(r.Context(), slog.LevelInfo, "heed proxy: answered from cache while paused", slog.Int("status", e.status),
