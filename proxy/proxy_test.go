@@ -99,7 +99,7 @@ func TestProxyRetriesWhatIsSafeWithItsBody(t *testing.T) {
 // The proxy's own endpoints answer locally and never reach the upstream.
 func TestProxyOwnEndpointsAreNotForwarded(t *testing.T) {
 	s := &heedtest.Script{Func: func(req *http.Request, n int) heedtest.Response { return heedtest.Response{Status: 200} }}
-	h := &proxy.Handler{Upstream: upstream, Transport: &heed.Transport{Base: s, Profile: unpaced}, Cache: &proxy.Cache{}}
+	h := &proxy.Handler{Upstream: upstream, Transport: &heed.Transport{Base: s, Profile: unpaced}, Cache: &proxy.Cache{}, Dial: pipeDial}
 	call(h, http.MethodGet, "/v1/things")
 	for _, tc := range []struct {
 		path, want string
@@ -134,5 +134,40 @@ func TestProxyReadyz(t *testing.T) {
 	h = &proxy.Handler{Upstream: u}
 	if rec := call(h, http.MethodGet, "/_heed/readyz"); rec.Code != 503 || !strings.Contains(rec.Body.String(), "upstream unreachable") {
 		t.Errorf("readyz with the upstream down = %d %q, want 503 naming the upstream", rec.Code, rec.Body)
+	}
+}
+
+func TestProxyTenantFromPathPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		n    int
+		want string
+	}{
+		{"/t/acme/rest/api/3/issue", 2, "/t/acme"},
+		{"/t/acme", 2, "/t/acme"},
+		{"/t/acme/", 2, "/t/acme"},
+		{"/t", 2, ""},
+		{"/", 1, ""},
+		{"/acme/x", 1, "/acme"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "http://proxy"+tc.path, nil)
+		if got := proxy.TenantFromPathPrefix(tc.n)(req); got != tc.want {
+			t.Errorf("TenantFromPathPrefix(%d)(%q) = %q, want %q", tc.n, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestProxyTenantFromCredential(t *testing.T) {
+	a := httptest.NewRequest(http.MethodGet, "http://proxy/v1/x", nil)
+	a.Header.Set("X-Api-Key", "k1")
+	b := httptest.NewRequest(http.MethodGet, "http://proxy/v1/x?api_key=k1", nil)
+	none := httptest.NewRequest(http.MethodGet, "http://proxy/v1/x", nil)
+	none.Header.Set("Cookie", "session=1") // a session, not an account
+	tenant := proxy.TenantFromCredential()
+	if ta, tb := tenant(a), tenant(b); ta == "" || tb == "" || ta == tb {
+		t.Errorf("tenants of a header key and a query key = %q, %q; want two, different", ta, tb)
+	}
+	if got := tenant(none); got != "" {
+		t.Errorf("tenant of a request with only a cookie = %q, want none", got)
 	}
 }
