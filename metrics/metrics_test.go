@@ -391,4 +391,3 @@ func TestBreakerRefusalsAreCounted(t *testing.T) {
 		}
 	})
 }
-
