@@ -364,7 +364,7 @@ func events(s sdktrace.ReadOnlySpan) []string {
 	for _, e := range s.Events() {
 		kv := make([]string, len(e.Attributes))
 		for i, a := range e.Attributes {
-			kv[i] = string(a.Key) + "=" + a.Value.Emit()
+			kv[i] = string(a.Key) + "=" + a.Value.String()
 		}
 		sort.Strings(kv)
 		out = append(out, e.Name+" "+strings.Join(kv, ","))
