@@ -341,6 +341,9 @@ func TestLabelsStayBounded(t *testing.T) {
 				}
 			}
 		}
+		if got := values(t, reg, "heed_throttled_total"); got[`reason="other",status="429"`] != n/2 {
+			t.Errorf("throttles = %v, want the %d with unknown reasons folded into other", got, n/2)
+		}
 		if got := values(t, reg, "heed_limit_remaining"); len(got) != metrics.MaxLimits+1 || got[`limit="other",unit="requests"`] == 0 {
 			t.Errorf("heed_limit_remaining has %d series, want %d with the rest in other: %v", len(got), metrics.MaxLimits+1, got)
 		}

@@ -329,6 +329,9 @@ func TestAttributesStayBounded(t *testing.T) {
 				}
 			}
 		}
+		if got := collect(t, r, "heed.throttled"); got["heed.reason=other,http.response.status_code=429"] != n/2 {
+			t.Errorf("throttles = %v, want the %d with unknown reasons folded into other", got, n/2)
+		}
 		if got := collect(t, r, "heed.limit.remaining"); len(got) != otelheed.MaxLimits+1 || got["heed.limit.name=other,heed.limit.unit=requests"] == 0 {
 			t.Errorf("heed.limit.remaining has %d points, want %d with the rest in other: %v", len(got), otelheed.MaxLimits+1, got)
 		}
