@@ -330,6 +330,9 @@ func TestThirdPartyExpressRateLimit(t *testing.T) {
 		{name: `/d8b/ draft-8 "10-in-1sec"`, path: "/d8b/", workers: 2},
 		{name: "/legacy/ X-RateLimit-* 10/1s", path: "/legacy/", workers: 2},
 		{name: "/bare/ no headers 10/1s", path: "/bare/", workers: 2},
+		{name: `/d8c/ draft-8 "10-in-1sec", own counter`, path: "/d8c/", workers: 2},
+		{name: `/s1/ draft-8 "20-in-1sec", shared with /s2/`, path: "/s1/", workers: 2},
+		{name: `/s2/ draft-8 "20-in-1sec", shared with /s1/`, path: "/s2/", workers: 2},
 	}
 	wires := runTP(t, base, routes)
 	// The server's own counts.
@@ -386,12 +389,17 @@ http {
 	limit_req_zone $http_x_client zone=b:1m rate=5r/s;
 	limit_req_zone $http_x_client zone=c:1m rate=20r/s;
 	limit_req_zone $http_x_client zone=d:1m rate=10r/s;
+	limit_req_zone $http_x_client zone=e:1m rate=10r/s;
+	limit_req_zone $http_x_client zone=f:1m rate=10r/s;
 	server {
 		listen 127.0.0.1:%[2]d;
 		location /a/ { limit_req zone=a burst=5; proxy_pass %[3]s; }
 		location /b/ { limit_req zone=b burst=10 nodelay; limit_req_status 429; proxy_pass %[3]s; }
 		location /c/ { limit_req zone=c; limit_req_status 429; proxy_pass %[3]s; }
 		location /d/ { limit_req zone=d burst=5 nodelay; limit_req_status 429; proxy_pass %[3]s; }
+		location /e/ { limit_req zone=e burst=10 delay=4; limit_req_status 429; proxy_pass %[3]s; }
+		location /f1/ { limit_req zone=f burst=5 nodelay; limit_req_status 429; proxy_pass %[3]s; }
+		location /f2/ { limit_req zone=f burst=5 nodelay; limit_req_status 429; proxy_pass %[3]s; }
 	}
 }
 `
@@ -456,6 +464,9 @@ func TestThirdPartyNginxLimitReq(t *testing.T) {
 		{name: "/b/ rate=5r/s burst=10 nodelay, 429", path: "/b/", workers: 2},
 		{name: "/c/ rate=20r/s no burst, 429", path: "/c/", workers: 2},
 		{name: "/d/ rate=10r/s burst=5 nodelay, 429", path: "/d/", workers: 2},
+		{name: "/e/ rate=10r/s burst=10 delay=4, 429", path: "/e/", workers: 2},
+		{name: "/f1/ rate=10r/s burst=5 nodelay, zone shared with /f2/", path: "/f1/", workers: 2},
+		{name: "/f2/ rate=10r/s burst=5 nodelay, zone shared with /f1/", path: "/f2/", workers: 2},
 	}
 	wires := runTP(t, base, routes)
 	mu.Lock()
