@@ -111,3 +111,39 @@ func TestFindingBare503(t *testing.T) {
 			tr.Requests, tr.Rejected, 100*share)
 	})
 }
+
+// TestFindingBare429sPaceTheHost: two locations of one host answer bare
+// 429s over their rates; a third has no limit at all. Its requests should
+// not wait for the others' limits.
+func TestFindingBare429sPaceTheHost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		modernClock()
+		leaky := func(name, prefix string, rate float64) sim.Limit {
+			return sim.Limit{Name: name, Kind: sim.LeakyBucket, Per: sim.PerKey, Key: sim.RouteKey(prefix),
+				Quota: rate, Window: time.Second, Burst: 5, NoDelay: true, Dialect: sim.Bare}
+		}
+		srv := sim.New(sim.Config{Latency: 20 * time.Millisecond, Limits: []sim.Limit{
+			leaky("b", "/loc/b/", 5), leaky("c", "/loc/c/", 10)}})
+		var free sync.Mutex
+		sentFree := 0
+		base := srv.RoundTripper()
+		rt := &heed.Transport{Base: rtFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Path == "/free/x" {
+				free.Lock()
+				sentFree++
+				free.Unlock()
+			}
+			return base.RoundTrip(r)
+		})}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, p := range []string{"/loc/b/x", "/loc/c/x", "/free/x"} {
+			wg.Go(func() { loop(ctx, rt, "http://api.test"+p, 2) })
+		}
+		wg.Wait()
+		// Two workers with 20ms round trips send about 1000 in 10s.
+		expect(t, sentFree >= 900, "the unlimited location got %d requests through heed in 10s (two workers, 20ms round trips: about 1000 possible); the server refused %d requests elsewhere",
+			sentFree, srv.Truth().Rejected)
+	})
+}
