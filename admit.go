@@ -36,7 +36,11 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	ctx := r.ctx
 	st := t.store()
 	failFast := t.FailFast || optionsFrom(ctx).failFast
-	deadline := time.Now().Add(t.maxWait())
+	now := r.start
+	if r.waited {
+		now = time.Now()
+	}
+	deadline := now.Add(t.maxWait())
 	byContext := false // the context's deadline is the binding one
 	if !r.deadline.IsZero() && r.deadline.Before(deadline) {
 		deadline, byContext = r.deadline, true
@@ -61,7 +65,10 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	horizon := reserveHorizon
 	var prev time.Duration // the last pacing wait beyond the horizon
 	for {
-		budget := time.Until(deadline)
+		budget := deadline.Sub(now)
+		if r.waited {
+			budget = time.Until(deadline)
+		}
 		r.adm.Paced, r.adm.MaxWait = paced, max(min(budget, horizon), time.Nanosecond)
 		d, err := st.Admit(ctx, &r.adm)
 		if err != nil {
@@ -125,6 +132,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		if t.OnWait != nil {
 			t.OnWait(WaitEvent{Request: req, Reason: d.Reason, Scope: d.Scope, Wait: wait})
 		}
+		r.waited = true
 		t.waitingOn(d.Scope, d.Reason, 1)
 		err = t.sleep(ctx, wait, d.Reason == store.Busy)
 		t.waitingOn(d.Scope, d.Reason, -1)

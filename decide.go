@@ -111,7 +111,7 @@ func (t *Transport) decideInput(r *request, resp *http.Response, attempt int) de
 		overloaded:   p.IsOverloaded(resp.StatusCode),
 		shouldRetry:  shouldRetry(resp.Header),
 		attempt:      attempt,
-		now:          time.Now(),
+		now:          r.respAt,
 		deadline:     r.deadline,
 	}
 }

@@ -15,6 +15,7 @@ import (
 // internal/learn, the planner).
 func (t *Transport) learn(r *request, resp *http.Response) {
 	now := time.Now()
+	r.respAt = now
 	header.ParseInto(&r.obs, resp.StatusCode, resp.Header, peekBody(resp), now)
 	in := learn.Input{Req: &r.keys, Obs: &r.obs, Status: resp.StatusCode, SentAt: r.sentAt, Now: now}
 	if r.units && !r.obs.Throttled {

@@ -263,7 +263,8 @@ func (t *Transport) done(r *request) {
 
 // retrying reports a retry about to be made after delay.
 func (t *Transport) retrying(req *http.Request, r *request, resp *http.Response, attempt int, delay time.Duration, how retryHow) {
-	status := 0 // a transport error
+	r.waited = true // the retry's delay passes before it is admitted again
+	status := 0     // a transport error
 	if resp != nil {
 		status = resp.StatusCode
 	}

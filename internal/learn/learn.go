@@ -181,9 +181,11 @@ func (p *Plan) Empty() bool {
 func (m *Memory) Plan(cfg Config, in *Input, p *Plan) {
 	p.Reset()
 	r, obs := in.Req, in.Obs
-	prevSent := m.sentBefore(r.Endpoint, in.SentAt)
-	p.Advertised = m.limits(cfg, in, p)
+	if len(obs.Limits) > 0 {
+		p.Advertised = m.limits(cfg, in, p)
+	}
 	if obs.Throttled {
+		prevSent := m.sentBefore(r.Endpoint, in.SentAt)
 		p.Bare = !p.Advertised && obs.ReasonScope == "" && in.Status == 429
 		if p.Bare {
 			m.bare429(r.Tenant, r.Endpoint, prevSent, in.SentAt, in.Now)
@@ -193,13 +195,7 @@ func (m *Memory) Plan(cfg Config, in *Input, p *Plan) {
 		}
 		return
 	}
-	m.wideResponse(r.Tenant, r.Endpoint, in.Now)
-	if in.Status < 400 {
-		m.accept(r.Endpoint, in.Now)
-		if !p.Advertised {
-			m.raiseRate(r, in.Now, &p.Update)
-		}
-	}
+	m.success(r, in, p)
 	if in.HasUsage {
 		reconcile(r, in.Usage, &p.Update)
 	}
@@ -410,16 +406,39 @@ func (m *Memory) cutRate(r *Request, sentAt, now time.Time, u *store.Update) {
 	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
 }
 
-// raiseRate counts a quiet success and, every few, raises the rate of a
-// request's AIMD scope again (additive increase).
-func (m *Memory) raiseRate(r *Request, now time.Time, u *store.Update) {
-	key := m.aimdScope(r, now)
-	n, ok := m.quiet(key)
+// success records a response that is no throttle, all under one lock: when
+// its endpoint sent, its part in a tenant's widened hypothesis, an accepted
+// response's rate, and, every few quiet successes of a scope whose rate
+// AIMD has cut, a raise of that rate (additive increase).
+func (m *Memory) success(r *Request, in *Input, p *Plan) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sentBeforeLocked(r.Endpoint, in.SentAt)
+	m.wideResponseLocked(r.Tenant, r.Endpoint, in.Now)
+	if in.Status >= 400 {
+		return
+	}
+	m.acceptLocked(r.Endpoint, in.Now)
+	if p.Advertised {
+		return
+	}
+	key, wide := m.widenedLocked(r.Tenant, r.Endpoint, in.Now)
+	if !wide {
+		key = r.Endpoint
+	}
+	n, ok := m.quietLocked(key)
 	if !ok {
 		return
 	}
-	def := m.aimdStart(r, now)
-	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
+	def := r.Rate
+	switch {
+	case def > 0:
+	case wide:
+		def = m.membersRateLocked(r.Tenant, in.Now)
+	default:
+		def = m.acceptedRateLocked(r.Endpoint, in.Now)
+	}
+	p.Update.Rates = append(p.Update.Rates, store.RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
 }
 
 // aimdMax is how far AIMD may raise a rate: a few times the endpoint's
