@@ -277,3 +277,24 @@ func TestDialectRejections(t *testing.T) {
 		})
 	}
 }
+
+// TestSilentWindowMandatesNothing checks that a window a client cannot see
+// run out mandates no wait: only a Retry-After does.
+func TestSilentWindowMandatesNothing(t *testing.T) {
+	for _, d := range []sim.Dialect{sim.Bare, sim.RetryAfterOnly} {
+		synctest.Test(t, func(t *testing.T) {
+			s := sim.New(sim.Config{Limits: []sim.Limit{{Name: "w", Kind: sim.FixedWindow, Quota: 2, Dialect: d}}})
+			c := newClient(t, s)
+			c.repeat(3, "GET", "http://api.test/x", "") // the third is refused
+			time.Sleep(100 * time.Millisecond)
+			c.do("GET", "http://api.test/x", "")
+			want := 0
+			if d == sim.RetryAfterOnly {
+				want = 1 // sent during the Retry-After of the third
+			}
+			if got := s.Truth().SentWhileBlocked; got != want {
+				t.Errorf("%s: sent while blocked %d, want %d", d, got, want)
+			}
+		})
+	}
+}
