@@ -19,7 +19,9 @@ import (
 
 // Defaults of a [Transport] whose fields are zero.
 const (
-	DefaultConcurrency = 8
+	// DefaultConcurrency is the Jira profile's cap on requests in flight
+	// per tenant, and a Job's on items at once.
+	DefaultConcurrency = profile.JiraConcurrency
 	DefaultMaxRetries  = 4
 	DefaultMaxWait     = 60 * time.Second
 	DefaultBackoffBase = 2 * time.Second
@@ -76,8 +78,10 @@ type Transport struct {
 	// profile (see [profile.Profile]).
 	Profile *profile.Profile
 
-	// Concurrency caps the requests in flight per tenant. Zero means
-	// DefaultConcurrency; negative means no cap.
+	// Concurrency caps the requests in flight per tenant. Zero means the
+	// profile's [profile.Profile.Concurrency] (the Jira profile caps at
+	// DefaultConcurrency; the generic profile does not cap); negative means
+	// no cap.
 	Concurrency int
 	// MaxRetries caps the retries of one request. Zero means
 	// DefaultMaxRetries; negative means no retries.
@@ -311,10 +315,15 @@ func (t *Transport) maxRetries() int {
 }
 
 func (t *Transport) concurrency() int {
-	if t.Concurrency < 0 {
+	switch {
+	case t.Concurrency < 0:
 		return 0
+	case t.Concurrency > 0:
+		return t.Concurrency
+	case t.Profile != nil:
+		return t.Profile.Concurrency
 	}
-	return orDefault(t.Concurrency, DefaultConcurrency)
+	return 0
 }
 
 func (t *Transport) skew() time.Duration {

@@ -315,7 +315,7 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 // cut reports whether a 429 on a scope, for a request sent at sentAt, is a
 // new event that should cut the scope's rate, and by what factor. 429s of
 // requests sent before the last cut belong to the event that cut.
-func (m *Memory) cut(key string, sentAt, now time.Time) (float64, bool) {
+func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration) (float64, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
@@ -323,7 +323,7 @@ func (m *Memory) cut(key string, sentAt, now time.Time) (float64, bool) {
 		reset(&m.aimd)
 		st = &aimdState{}
 		m.aimd[key] = st
-	} else if st.lastCut.After(sentAt) {
+	} else if st.lastCut.After(sentAt) || now.Sub(st.lastCut) < minGap {
 		return 0, false
 	}
 	factor := aimdCut
