@@ -56,7 +56,7 @@ func (s *Server) perLimit(o *outcome) {
 		if ru.Kind == Concurrency || ru.Dialect == "" {
 			continue
 		}
-		if ru.Kind == FixedWindow && v.remaining() < 1 && ru.Dialect != Bare && ru.Dialect != RetryAfterOnly {
+		if ru.windowed() && v.remaining() < 1 && ru.Dialect != Bare && ru.Dialect != RetryAfterOnly {
 			v.mandate = ru.reset(v.st, s.start, o.now) // the headers said nothing remains
 		}
 		switch ru.Dialect {
