@@ -205,9 +205,9 @@ func (m *Metrics) retry(e heed.RetryEvent) {
 	case e.Denied:
 		m.denied.Inc()
 	case e.Shadow:
-		m.shadowRetries.WithLabelValues(retryClass(e.StatusCode)).Inc()
+		m.shadowRetries.WithLabelValues(retryClass(e.StatusCode, e.Throttled)).Inc()
 	default:
-		m.retries.WithLabelValues(retryClass(e.StatusCode)).Inc()
+		m.retries.WithLabelValues(retryClass(e.StatusCode, e.Throttled)).Inc()
 	}
 }
 

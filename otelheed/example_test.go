@@ -63,6 +63,7 @@ func ExampleInstrumentation() {
 	}
 	// Output:
 	// span event heed.throttled
+	// span event heed.block
 	// span event heed.retry
 	// heed.throttled heed.reason=jira-quota-tenant-based,http.response.status_code=429 1
 	// heed.shadow.retries heed.retry.class=throttle 1

@@ -171,7 +171,7 @@ func (in *Instrumentation) Instrument(t *heed.Transport) error {
 		if onBlock != nil {
 			onBlock(e)
 		}
-		in.blocks.Record(context.Background(), e.For.Seconds(), metric.WithAttributes(attrReason.String(reasonLabel(e.Reason))))
+		in.block(e)
 	}
 	t.OnBreaker = func(e heed.BreakerEvent) {
 		if onBreaker != nil {
@@ -203,6 +203,7 @@ const (
 	attrRetryDelay   = attribute.Key("heed.retry.delay")
 	attrRetryDenied  = attribute.Key("heed.retry.denied")
 	attrBreakerAfter = attribute.Key("heed.breaker.retry_after")
+	attrBlockFor     = attribute.Key("heed.block.duration")
 	attrKind         = attribute.Key("heed.scope.kind")
 	attrLimitName    = attribute.Key("heed.limit.name")
 	attrLimitUnit    = attribute.Key("heed.limit.unit")
@@ -234,7 +235,7 @@ func (in *Instrumentation) limited(e heed.LimitedEvent) {
 
 func (in *Instrumentation) retry(e heed.RetryEvent) {
 	ctx := e.Request.Context()
-	class := attrRetryClass.String(retryClass(e.StatusCode))
+	class := attrRetryClass.String(retryClass(e.StatusCode, e.Throttled))
 	switch {
 	case e.Denied:
 		in.denied.Add(ctx, 1)
@@ -247,6 +248,18 @@ func (in *Instrumentation) retry(e heed.RetryEvent) {
 		span.AddEvent("heed.retry", trace.WithAttributes(attrRetryAttempt.Int(e.Attempt), class,
 			attrStatus.Int(e.StatusCode), attrRetryDelay.Float64(e.Delay.Seconds()),
 			attrRetryDenied.Bool(e.Denied), attrShadow.Bool(e.Shadow)))
+	}
+}
+
+func (in *Instrumentation) block(e heed.BlockEvent) {
+	ctx := context.Background()
+	if e.Request != nil {
+		ctx = e.Request.Context()
+	}
+	reason := attrReason.String(reasonLabel(e.Reason))
+	in.blocks.Record(ctx, e.For.Seconds(), metric.WithAttributes(reason))
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.AddEvent("heed.block", trace.WithAttributes(reason, attrBlockFor.Float64(e.For.Seconds())))
 	}
 }
 

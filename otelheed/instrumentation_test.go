@@ -406,11 +406,12 @@ func TestSpanEvents(t *testing.T) {
 		traced("refused", tr, "https://api.test/v1/x")
 
 		want := map[string][]string{
-			"throttled": {"heed.throttled heed.attempt=0,heed.reason=jira-quota-tenant-based,heed.retry_after=10,http.response.status_code=429"},
-			"waits":     {"heed.wait heed.shadow=false,heed.wait.duration=10,heed.wait.reason=blocked,heed.wait.refused=false"},
-			"retried":   {"heed.retry heed.retry.attempt=1,heed.retry.class=5xx,heed.retry.delay=0.1,heed.retry.denied=false,heed.shadow=false,http.response.status_code=500"},
-			"fails":     nil,
-			"refused":   {"heed.breaker heed.breaker.retry_after=30"},
+			"throttled": {"heed.throttled heed.attempt=0,heed.reason=jira-quota-tenant-based,heed.retry_after=10,http.response.status_code=429",
+				"heed.block heed.block.duration=10,heed.reason=jira-quota-tenant-based"},
+			"waits":   {"heed.wait heed.shadow=false,heed.wait.duration=10,heed.wait.reason=blocked,heed.wait.refused=false"},
+			"retried": {"heed.retry heed.retry.attempt=1,heed.retry.class=5xx,heed.retry.delay=0.1,heed.retry.denied=false,heed.shadow=false,http.response.status_code=500"},
+			"fails":   nil,
+			"refused": {"heed.breaker heed.breaker.retry_after=30"},
 		}
 		ended := rec.Ended()
 		if len(ended) != len(want) {

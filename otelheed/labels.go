@@ -44,10 +44,12 @@ func unitLabel(unit string) string {
 // response), "5xx" for a server error, "throttle" for the rest (429s and
 // providers' own throttles, which are all heed retries below 500).
 //
-// A 503 that is a throttle (one with a wait) counts as "5xx": a RetryEvent
-// does not say whether the response it retries was a throttle.
-func retryClass(status int) string {
+// A 503 that is a throttle (one with a wait) counts as "throttle", as
+// RetryEvent.Throttled says.
+func retryClass(status int, throttled bool) string {
 	switch {
+	case throttled:
+		return "throttle"
 	case status == 0:
 		return "error"
 	case status >= 500:

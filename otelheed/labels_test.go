@@ -26,9 +26,12 @@ func TestLimitName(t *testing.T) {
 
 func TestRetryClass(t *testing.T) {
 	for status, want := range map[int]string{0: "error", 429: "throttle", 403: "throttle", 500: "5xx", 503: "5xx", 529: "5xx"} {
-		if got := retryClass(status); got != want {
-			t.Errorf("retryClass(%d) = %q, want %q", status, got, want)
+		if got := retryClass(status, false); got != want {
+			t.Errorf("retryClass(%d, false) = %q, want %q", status, got, want)
 		}
+	}
+	if got := retryClass(503, true); got != "throttle" {
+		t.Errorf("retryClass(503, true) = %q, want throttle: a 503 with a wait", got)
 	}
 }
 

@@ -171,3 +171,32 @@ func TestProxyTenantFromCredential(t *testing.T) {
 		t.Errorf("tenant of a request with only a cookie = %q, want none", got)
 	}
 }
+
+// In shadow mode the proxy forwards everything at once, answering nothing
+// itself, while heed reports what it would have done.
+func TestProxyShadowForwardsEverything(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Func: func(req *http.Request, n int) heedtest.Response {
+			if n == 0 {
+				return heedtest.Response{Status: 429, Header: heedtest.Headers("Retry-After", "30", "RateLimit-Reason", "jira-quota-tenant-based")}
+			}
+			return heedtest.Response{Status: 200}
+		}}
+		would := 0
+		h := &proxy.Handler{Upstream: upstream, Transport: &heed.Transport{Base: s, Profile: profile.Jira(), Shadow: true,
+			OnWait: func(e heed.WaitEvent) {
+				if e.Shadow {
+					would++
+				}
+			}}}
+		start := time.Now()
+		codes := []int{call(h, http.MethodGet, "/rest/api/3/search").Code, call(h, http.MethodGet, "/rest/api/3/project").Code,
+			call(h, http.MethodPost, "/rest/api/3/issue").Code}
+		if codes[0] != 429 || codes[1] != 200 || codes[2] != 200 || s.Count() != 3 {
+			t.Errorf("answers %v after %d upstream sends, want the upstream's 429, 200, 200 after 3", codes, s.Count())
+		}
+		if d := time.Since(start); d != 0 || would != 2 {
+			t.Errorf("took %v with %d shadow waits reported, want at once, with 2", d, would)
+		}
+	})
+}

@@ -51,7 +51,7 @@ type proxyConfig struct {
 	cacheAge, waitThreshold, maxWait             time.Duration
 	concurrency, instances, maxConns, pathPrefix int
 	tenantHeader                                 string
-	tenantCredential, verbose                    bool
+	tenantCredential, verbose, shadow            bool
 	maxBody, maxBuffered                         int64
 	readHeaderTimeout, readTimeout, writeTimeout time.Duration
 	idleTimeout                                  time.Duration
@@ -90,6 +90,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&c.writeTimeout, "write-timeout", 120*time.Second, "time from a request's header to the end of its answer; more than -max-wait")
 	fs.DurationVar(&c.idleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept")
 	fs.BoolVar(&c.verbose, "v", false, "log at debug level")
+	fs.BoolVar(&c.shadow, "shadow", false, "shadow mode: report what heed would do (metrics, status page) and forward every request at once")
 	fs.StringVar(&c.healthcheck, "healthcheck", "", "get this URL, exit 0 on 200 and 1 otherwise, and do nothing else")
 	if err := flagsFromEnv(fs); err != nil {
 		return err
@@ -141,7 +142,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	tr := &heed.Transport{Profile: p, Concurrency: c.concurrency, MaxWait: c.waitThreshold, Logger: logger}
+	tr := &heed.Transport{Profile: p, Concurrency: c.concurrency, MaxWait: c.waitThreshold, Logger: logger, Shadow: c.shadow}
 	h := &proxy.Handler{Upstream: up, Transport: tr, MaxWait: c.maxWait, Tenant: tenant, Logger: logger,
 		MaxBufferedBody: c.maxBody, MaxBuffered: c.maxBuffered, StoreName: "memory"}
 	if c.maxBody == 0 {
@@ -188,7 +189,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	logger.LogAttrs(ctx, slog.LevelInfo, "heed proxy: started",
 		slog.String("listen", ln.Addr().String()), slog.String("upstream", up.Redacted()), slog.String("profile", c.profile),
 		slog.String("store", h.StoreName), slog.String("tenant", tenancy), cacheAttr,
-		slog.Duration("wait_threshold", c.waitThreshold), slog.Duration("max_wait", c.maxWait),
+		slog.Duration("wait_threshold", c.waitThreshold), slog.Duration("max_wait", c.maxWait), slog.Bool("shadow", c.shadow),
 		slog.Int("concurrency", c.concurrency), slog.Int("instances", c.instances),
 		slog.Int64("max_body", c.maxBody), slog.Int64("max_buffered", c.maxBuffered), slog.Int("max_conns", c.maxConns),
 		slog.Int("max_header_bytes", c.maxHeaderBytes), slog.Duration("read_header_timeout", c.readHeaderTimeout),
