@@ -12,7 +12,7 @@ const (
 	// refuteAfter is how many bare 429s under the hypothesis it takes to
 	// judge it; refuteMargin is by how much one endpoint's share of them
 	// must exceed its share of the traffic to refute it.
-	refuteAfter  = 10
+	refuteAfter  = 30
 	refuteMargin = 0.4
 	// maxMembers caps the endpoints one tenant's hypothesis tracks.
 	maxMembers = 64
