@@ -250,8 +250,12 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 				resetIn += cfg.Skew
 			}
 			rounded := !AbsoluteReset(l.Dialect) && resetIn >= time.Second && resetIn%time.Second == 0
-			if short && rounded {
-				m.observeWindow(key, l.Window, l.Quota, l.Remaining, resetIn, in.SentAt, now)
+			if short {
+				whole := time.Duration(0) // a reset rounded up to whole seconds
+				if rounded {
+					whole = resetIn
+				}
+				m.observeWindow(key, l.Window, l.Quota, l.Remaining, whole, in.SentAt, now)
 			}
 			if resetIn > 0 {
 				resetIn = min(resetIn, MaxBlock)
@@ -259,7 +263,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// Nothing left: stop until the window turns. A reset
 					// rounded up to whole seconds is only a bound; where
 					// the window really turns may be known.
-					if short && rounded {
+					if short {
 						if turn, ok, _ := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
 							resetIn = turn.Sub(now)
 						}
