@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -43,7 +44,7 @@ type rig struct {
 func newRig(p *profile.Profile, upstream http.RoundTripper) *rig {
 	r := &rig{}
 	r.wire.next = upstream
-	r.heed = &heed.Transport{Profile: p, Base: &r.wire,
+	r.heed = &heed.Transport{Profile: p, Base: &r.wire, Rand: rand.New(rand.NewPCG(1, 2)),
 		OnRetry: func(heed.RetryEvent) { r.retries.Add(1) }}
 	r.sdk.next = r.heed
 	return r
@@ -125,8 +126,9 @@ type fake struct {
 	// Accept writes a success; left is what remains of the bucket.
 	Accept func(w http.ResponseWriter, r *http.Request, left, burst, rate float64)
 	// Faults are statuses answered, before any limit, to the first
-	// requests, one each.
-	Faults []int
+	// requests, one each, with FaultBody.
+	Faults    []int
+	FaultBody string
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -155,7 +157,9 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.Faults = f.Faults[1:]
 		f.truth.Faults++
 		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
+		io.WriteString(w, f.FaultBody)
 		return
 	}
 	scope := f.Scope(r, body)
