@@ -19,6 +19,7 @@ import (
 // admission, and the buffers its responses are parsed and learned into.
 type request struct {
 	ctx      context.Context
+	req      *http.Request // the caller's, for events
 	adm      store.Admission
 	scopes   [scope.MaxPerRequest]store.ScopeAdmit
 	keys     learn.Request
@@ -29,6 +30,9 @@ type request struct {
 	units                bool   // some scope is charged a cost in tokens or points
 	idemKey              string // an Idempotency-Key heed adds, or ""
 
+	start    time.Time   // when RoundTrip began: the one clock read before sending
+	respAt   time.Time   // when the last response came
+	waited   bool        // admission waited, so start is no longer now
 	deadline time.Time   // the context's deadline, or zero
 	lease    store.Lease // held from admission to release; zero for none
 	renewal  *renewal    // renews lease while the request runs, or nil
@@ -59,7 +63,7 @@ const (
 func (t *Transport) classify(req *http.Request) *request {
 	p := t.Profile
 	r := requests.Get().(*request)
-	r.ctx = req.Context()
+	r.ctx, r.req, r.start = req.Context(), req, time.Now()
 	r.deadline, _ = r.ctx.Deadline()
 	opts := optionsFrom(r.ctx)
 
@@ -118,7 +122,7 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.scopes[n] = sc
 		n++
 	}
-	if key, ok := t.learner.Widened(tenant, endpointKey, time.Now()); ok && n < len(r.scopes) {
+	if key, ok := t.learner.Widened(tenant, endpointKey, r.start); ok && n < len(r.scopes) {
 		r.scopes[n] = store.ScopeAdmit{Key: key}
 		n++
 	}
@@ -163,7 +167,7 @@ func (r *request) fail(req *http.Request, err error) error {
 // its limits: only other 5xx count as failures.
 func (r *request) sendDone(resp *http.Response, throttled bool) {
 	if r.done != nil {
-		r.done(resp.StatusCode >= 500 && !throttled, time.Now())
+		r.done(resp.StatusCode >= 500 && !throttled, r.respAt)
 		r.done = nil
 	}
 }

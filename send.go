@@ -28,8 +28,12 @@ func (t *Transport) send(req *http.Request, r *request, attempt int) (*http.Resp
 			out.Header.Set("Idempotency-Key", r.idemKey)
 		}
 	}
+	r.sentAt = r.start
+	if r.waited || attempt > 0 {
+		r.sentAt = time.Now()
+	}
 	if br := t.breakerFor(r.tenant()); br != nil {
-		done, err := br.Allow(time.Now())
+		done, err := br.Allow(r.sentAt)
 		if err != nil {
 			if t.OnBreaker != nil {
 				ev := BreakerEvent{Request: req, Tenant: r.tenant()}
@@ -46,7 +50,6 @@ func (t *Transport) send(req *http.Request, r *request, attempt int) (*http.Resp
 		r.done = done
 	}
 	r.sent = true
-	r.sentAt = time.Now()
 	resp, err := t.base().RoundTrip(out)
 	if err != nil {
 		if r.done != nil {

@@ -101,11 +101,12 @@ func (w *wideState) refuted() bool {
 	return false
 }
 
-// wideResponse counts a response of an endpoint under its tenant's
-// hypothesis, if the endpoint is one of its members.
-func (m *Memory) wideResponse(tenant, endpoint string, now time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// wideResponseLocked counts a response of an endpoint under its tenant's
+// hypothesis, if the endpoint is one of its members; m.mu is held.
+func (m *Memory) wideResponseLocked(tenant, endpoint string, now time.Time) {
+	if len(m.wide) == 0 {
+		return
+	}
 	w := m.wide[tenant]
 	if w == nil || !now.Before(w.until) {
 		return
@@ -124,6 +125,13 @@ func (m *Memory) wideResponse(tenant, endpoint string, now time.Time) {
 func (m *Memory) Widened(tenant, endpoint string, now time.Time) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.widenedLocked(tenant, endpoint, now)
+}
+
+func (m *Memory) widenedLocked(tenant, endpoint string, now time.Time) (string, bool) {
+	if len(m.wide) == 0 {
+		return "", false
+	}
 	w := m.wide[tenant]
 	if w == nil || !now.Before(w.until) || w.members[endpoint] == nil {
 		return "", false
