@@ -223,3 +223,35 @@ func bubble(t *testing.T, f func(t *testing.T)) {
 		f(t)
 	})
 }
+
+// TestFake checks that the stand-in counts what the simulator would:
+// without heed, a client that ignores Retry-After is caught sending into
+// the wait, and a repeated POST is a duplicate.
+func TestFake(t *testing.T) {
+	bubble(t, func(t *testing.T) {
+		api := slackAPI()
+		c := &http.Client{Transport: inProcess{api}}
+		post := func(text string) int {
+			resp, err := c.PostForm("https://slack.com/api/chat.postMessage", map[string][]string{
+				"token": {"xoxb-test"}, "channel": {"C1"}, "text": {text}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		for i := range 4 { // a burst of 3, then a 429 with Retry-After: 1
+			post(strconv.Itoa(i))
+		}
+		time.Sleep(100 * time.Millisecond)
+		post("into the wait")
+		time.Sleep(2 * time.Second)
+		if got := post("0"); got != http.StatusOK {
+			t.Fatalf("after the wait: %d, want 200", got)
+		}
+		got := api.Truth()
+		if got.Rejected != 2 || got.SentWhileBlocked != 1 || got.Duplicates != 1 {
+			t.Errorf("truth = %+v, want 2 rejected, 1 sent while blocked, 1 duplicate", got)
+		}
+	})
+}
