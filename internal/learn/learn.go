@@ -51,14 +51,14 @@ const (
 const (
 	// AIMD, for servers that advertise no limits: a 429 cuts the endpoint's
 	// rate; quiet successes raise it again, aimdIncrease requests per
-	// second each, so that it climbs back the 10% it lost in about twenty
-	// seconds whatever the limit is.
+	// second each, so that it climbs back the 10% it lost in about thirty
+	// seconds whatever the limit is: slow enough that probing costs few 429s.
 	aimdCut      = 0.9
 	aimdCutFast  = 0.7 // when the last cut was recent: still far too fast
 	aimdFastGap  = 3 * time.Second
 	aimdDeepest  = 0.5         // the deepest one cut, however many were refused
 	bare503Gap   = time.Second // the least time between two cuts for bare 503s
-	aimdIncrease = 0.1 / 20
+	aimdIncrease = 0.1 / 30
 	aimdFlush    = 8    // quiet successes added up before one store update
 	aimdCeiling  = 4.0  // times the default: how far above it AIMD may climb
 	aimdFloor    = 0.02 // requests per second: never slower than this
