@@ -173,7 +173,9 @@ func TestFallbackWhenRedisDiesAndRecovery(t *testing.T) {
 }
 
 // A server that hangs, rather than refusing, costs each call at most the
-// timeout: the store falls back, then returns when the server resumes.
+// timeout; FailThreshold such calls in a row make the store fall back, and
+// the hand-over adds no burst to what Redis already let through. It returns
+// when the server resumes.
 func TestFallbackWhenRedisHangs(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := storetest.NewClock()
@@ -186,6 +188,7 @@ func TestFallbackWhenRedisHangs(t *testing.T) {
 		Now:           clock.Now,
 		OnHealth:      health.record,
 	})
+	defer s.Close()
 	paced := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 10, Burst: 6}}, MaxWait: 1}
 	if n := countImmediate(t, s, paced); n != 6 {
 		t.Errorf("on Redis: %d admissions at once, want 6", n)
@@ -200,11 +203,22 @@ func TestFallbackWhenRedisHangs(t *testing.T) {
 	if el := time.Since(start); el > 3*time.Second {
 		t.Errorf("first Admit with Redis hanging took %v, want about the 100ms timeout", el)
 	}
-	if n := 1 + countImmediate(t, s, paced); n != 3 {
-		t.Errorf("with Redis hanging: %d admissions at once, want the divided burst of 3", n)
+	if !s.Healthy() || len(health.get()) != 0 {
+		t.Errorf("after one failed call: Healthy() = %v with events %+v; want no switch yet", s.Healthy(), health.get())
+	}
+	// The burst went on Redis: the local bucket starts with one unit, the
+	// one just taken.
+	for i := range DefaultFailThreshold - 1 {
+		if d, _ := s.Admit(context.Background(), paced); d.Reason == store.Admitted {
+			t.Errorf("admission %d with Redis hanging was admitted; want the hand-over to add no burst", i+2)
+		}
 	}
 	if s.Healthy() || len(health.get()) != 1 {
-		t.Errorf("Healthy() = %v with events %+v; want a fallback reported once", s.Healthy(), health.get())
+		t.Errorf("after %d failed calls: Healthy() = %v with events %+v; want a fallback reported once", DefaultFailThreshold, s.Healthy(), health.get())
+	}
+	clock.Advance(200 * time.Millisecond) // one turn at the divided rate of 5/s
+	if n := countImmediate(t, s, paced); n != 1 {
+		t.Errorf("in the fallback one turn later: %d admissions at once, want 1", n)
 	}
 	srv.Resume()
 	deadline := time.Now().Add(10 * time.Second)
@@ -214,6 +228,12 @@ func TestFallbackWhenRedisHangs(t *testing.T) {
 	}
 	if !s.Healthy() {
 		t.Fatalf("the store did not return to Redis within 10s of its resumption")
+	}
+	if ev := health.get(); len(ev) != 2 || !ev[1].Healthy {
+		t.Errorf("health events = %+v, want a fallback and a return", ev)
+	}
+	if st := s.Stats(); st.Fallbacks != 1 || st.Recoveries != 1 || !st.Healthy {
+		t.Errorf("Stats() = %+v, want one fallback and one recovery, healthy", st)
 	}
 }
 

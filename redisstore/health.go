@@ -1,0 +1,286 @@
+package redisstore
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heedhttp/heed/store"
+)
+
+// health is a Store's view of Redis: whether it falls back, and the
+// counts that make it switch. Switching has hysteresis: FailThreshold
+// failed calls in a row to fall back, RecoverThreshold good probes in a
+// row to return.
+type health struct {
+	down      atomic.Bool
+	probing   atomic.Bool
+	nextProbe atomic.Int64 // unix nanoseconds of the next probe while down
+	fails     atomic.Int32 // calls in a row that failed while on Redis
+	oks       atomic.Int32 // probes in a row that succeeded while down
+
+	// handover is when (on the Store's clock, unix nanoseconds) admissions
+	// on Redis stop taking bursts as spent after a return from the
+	// fallback.
+	handover atomic.Int64
+
+	// local reports that the last decision was taken locally; localGen
+	// counts the spells of local decisions, and primed holds, per scope,
+	// the spell in which its local bucket was emptied.
+	local    atomic.Bool
+	localGen atomic.Uint64
+	primeMu  sync.Mutex
+	primed   map[string]uint64
+
+	fallbacks, recoveries atomic.Uint64
+}
+
+// Healthy reports whether the Store is using Redis, rather than its local
+// fallback.
+func (s *Store) Healthy() bool { return !s.down.Load() }
+
+// Stats is a snapshot of a [Store]'s health, for metrics.
+type Stats struct {
+	// Healthy reports that the Store uses Redis.
+	Healthy bool
+	// Fallbacks and Recoveries count the switches to local state and
+	// back: each is also reported to [Config.OnHealth].
+	Fallbacks, Recoveries uint64
+	// Losses counts the times the Store found that Redis had lost its data
+	// (a restart without persistence, a flush) and re-asserted what it
+	// held.
+	Losses uint64
+	// Pending is how many releases and undos wait for Redis to answer.
+	Pending int
+	// Dropped counts releases and undos given up because too many were
+	// pending; their leases expire by their TTL.
+	Dropped uint64
+	// Timeout is the bound each call to Redis has now, adapted to its
+	// measured latency.
+	Timeout time.Duration
+}
+
+// Stats returns the Store's health counters.
+func (s *Store) Stats() Stats {
+	s.mu.Lock()
+	pending, dropped := len(s.pending), s.dropped
+	s.mu.Unlock()
+	return Stats{
+		Healthy:    s.Healthy(),
+		Fallbacks:  s.fallbacks.Load(),
+		Recoveries: s.recoveries.Load(),
+		Losses:     s.losses.Load(),
+		Pending:    pending,
+		Dropped:    dropped,
+		Timeout:    s.callTimeout(),
+	}
+}
+
+// begin reports whether a call should go to Redis, and whether it is the
+// probe that decides if Redis is back. While Redis is down, one call per
+// probe interval is a probe and the others stay local.
+func (s *Store) begin() (use, probe bool) {
+	if !s.down.Load() {
+		return true, false
+	}
+	if time.Now().UnixNano() < s.nextProbe.Load() || !s.probing.CompareAndSwap(false, true) {
+		return false, false
+	}
+	return true, true
+}
+
+// end records the outcome of a call to Redis and reports whether the
+// caller should decide locally. An error caused by the caller's own
+// context ending says nothing about Redis, and is returned as is.
+func (s *Store) end(ctx context.Context, probe bool, op string, err error) (fallback bool) {
+	if err != nil && ctx.Err() != nil {
+		if probe {
+			s.probing.Store(false) // let the next call probe
+		}
+		return false
+	}
+	if err == nil {
+		if s.local.Load() {
+			s.local.Store(false)
+		}
+		if !probe {
+			if s.fails.Load() != 0 {
+				s.fails.Store(0)
+			}
+			return false
+		}
+		if s.oks.Add(1) < s.recoverThreshold {
+			s.nextProbe.Store(time.Now().Add(s.probeInterval / 5).UnixNano())
+			s.probing.Store(false)
+			return false
+		}
+		if s.down.CompareAndSwap(true, false) {
+			s.fails.Store(0)
+			s.recoveries.Add(1)
+			// Redis's buckets refilled while the fleet spent locally.
+			s.handover.Store(s.clock().Add(s.probeInterval).UnixNano())
+			s.wantReassert(false)
+			if s.logger != nil {
+				s.logger.Info("redisstore: redis is back; leaving the local fallback")
+			}
+			if s.onHealth != nil {
+				s.onHealth(HealthEvent{Healthy: true})
+			}
+		}
+		s.probing.Store(false)
+		return false
+	}
+	if probe {
+		s.oks.Store(0)
+		s.nextProbe.Store(time.Now().Add(s.probeInterval).UnixNano())
+		s.probing.Store(false)
+		return true
+	}
+	if s.down.Load() { // a call begun before the switch
+		return true
+	}
+	if s.fails.Add(1) >= s.failThreshold && s.down.CompareAndSwap(false, true) {
+		s.oks.Store(0)
+		s.nextProbe.Store(time.Now().Add(s.probeInterval).UnixNano())
+		s.fallbacks.Add(1)
+		if s.logger != nil {
+			s.logger.Warn("redisstore: redis unavailable; using local state with a divided budget",
+				slog.String("op", op), slog.Int("instances", s.instances), slog.Any("err", err))
+		}
+		if s.onHealth != nil {
+			s.onHealth(HealthEvent{Err: err})
+		}
+	}
+	return true
+}
+
+// handingOver reports whether the Store returned from the fallback so
+// recently that admissions on Redis take every scope's burst as spent.
+func (s *Store) handingOver() bool {
+	h := s.handover.Load()
+	return h != 0 && s.clock().UnixNano() < h
+}
+
+// latency keeps the last calls' latencies, and the timeout they call for.
+type latency struct {
+	mu      sync.Mutex
+	ring    [128]time.Duration
+	n       int
+	base    time.Duration
+	timeout atomic.Int64
+}
+
+func (l *latency) init(base time.Duration) {
+	l.base = base
+	l.timeout.Store(int64(base))
+}
+
+// observe records a successful call's latency; every 32 calls the timeout
+// becomes the larger of the configured one and four times the 99th
+// percentile of the last 128.
+func (l *latency) observe(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ring[l.n%len(l.ring)] = d
+	l.n++
+	if l.n%32 != 0 || l.n < len(l.ring)/2 {
+		return
+	}
+	sorted := l.ring
+	n := min(l.n, len(sorted))
+	slices.Sort(sorted[:n])
+	p99 := sorted[(n*99+99)/100-1]
+	l.timeout.Store(int64(max(l.base, 4*p99)))
+}
+
+// callTimeout is the bound of the next call to Redis.
+func (s *Store) callTimeout() time.Duration {
+	return min(time.Duration(s.lat.timeout.Load()), s.maxTimeout)
+}
+
+// admitLocal admits a against the local fallback, with every scope's
+// budget divided by the expected number of instances.
+func (s *Store) admitLocal(ctx context.Context, a *store.Admission) (store.Decision, error) {
+	var buf [8]store.ScopeAdmit
+	local := *a
+	local.Scopes = buf[:0]
+	n := float64(s.instances)
+	for _, sc := range a.Scopes {
+		sc.Rate /= n
+		// A burst below 1 would make every request wait a turn.
+		sc.Burst = max(sc.Burst/n, 1)
+		if sc.Limit > 0 {
+			sc.Limit = (sc.Limit + s.instances - 1) / s.instances
+		}
+		local.Scopes = append(local.Scopes, sc)
+	}
+	// Local leases cannot be renewed.
+	local.LeaseTTL = max(a.LeaseTTL, s.leaseTTL)
+	s.prime(ctx, local.Scopes)
+	return s.mem.Admit(ctx, &local)
+}
+
+// prime empties the local bucket of every paced scope the first time it is
+// used in a spell of local decisions: the fleet spent the burst on Redis
+// just before, so the hand-over must not add one.
+func (s *Store) prime(ctx context.Context, scopes []store.ScopeAdmit) {
+	if !s.local.Load() && s.local.CompareAndSwap(false, true) {
+		s.localGen.Add(1)
+	}
+	gen := s.localGen.Load()
+	now := s.clock()
+	for _, sc := range scopes {
+		if sc.Rate <= 0 || sc.Burst <= 1 {
+			continue
+		}
+		s.primeMu.Lock()
+		if s.primed == nil || len(s.primed) > maxKnown {
+			s.primed = make(map[string]uint64)
+		}
+		done := s.primed[sc.Key] == gen
+		s.primed[sc.Key] = gen
+		s.primeMu.Unlock()
+		if done {
+			continue
+		}
+		rate := sc.Rate
+		snap, _ := s.mem.Snapshot(sc.Key)
+		if snap.Rate > 0 {
+			rate = snap.Rate
+		}
+		// Units of debt the bucket would need to hold one unit only.
+		owed := sc.Burst - 1
+		if ahead := snap.TAT.Sub(now); ahead > 0 {
+			owed -= ahead.Seconds() * rate
+		}
+		if owed <= 0 {
+			continue
+		}
+		_, _ = s.mem.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: sc.Key, Rate: sc.Rate, Burst: sc.Burst, Cost: owed}}})
+	}
+}
+
+// updateLocal applies u to the local fallback with its rates divided by
+// the expected number of instances.
+func (s *Store) updateLocal(ctx context.Context, u *store.Update) error {
+	// Charges are in units, which the divided local rates price right.
+	local := store.Update{Blocks: u.Blocks, Charges: u.Charges}
+	if len(u.Rates) > 0 {
+		n := float64(s.instances)
+		local.Rates = make([]store.RateUpdate, len(u.Rates))
+		for i, r := range u.Rates {
+			r.Rate /= n
+			r.Add /= n
+			r.Default /= n
+			r.Min /= n
+			r.Max /= n
+			r.Burst = max(r.Burst/n, 1)
+			r.TTL = orDefault(r.TTL, s.rateTTL)
+			local.Rates[i] = r
+		}
+	}
+	return s.mem.Update(ctx, &local)
+}
