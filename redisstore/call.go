@@ -72,7 +72,7 @@ func (c *call) uint(v uint64) { c.sep(); c.args = strconv.AppendUint(c.args, v, 
 func (c *call) dur(d time.Duration) {
 	c.int(int64(max(d, 0)))
 }
-func (c *call) str(v string)     { c.sep(); c.args = append(c.args, v...) }
+func (c *call) str(v string)    { c.sep(); c.args = append(c.args, v...) }
 func (c *call) float(f float64) { c.sep(); c.args = strconv.AppendFloat(c.args, f, 'g', -1, 64) }
 func (c *call) bool(b bool) {
 	if b {

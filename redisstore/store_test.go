@@ -16,7 +16,7 @@ import (
 // prefix, that fail the test if they ever leave Redis.
 func newStores(c redisstore.Client) storetest.NewStore {
 	return func(t *testing.T, now func() time.Time) store.Store {
-		return redisstore.New(c, redisstore.Config{
+		s := redisstore.New(c, redisstore.Config{
 			Prefix:  redistest.Prefix(t),
 			Timeout: 5 * time.Second, // -race on a busy machine: never fall back here
 			Now:     now,
@@ -24,6 +24,8 @@ func newStores(c redisstore.Client) storetest.NewStore {
 				t.Errorf("store left Redis: %v", e.Err)
 			},
 		})
+		t.Cleanup(func() { s.Close() })
+		return s
 	}
 }
 
