@@ -58,9 +58,10 @@ type Stats struct {
 	// Dropped counts releases and undos given up because too many were
 	// pending; their leases expire by their TTL.
 	Dropped uint64
-	// Timeout is the bound each call to Redis has now, adapted to its
-	// measured latency.
-	Timeout time.Duration
+	// Latency is the 99th percentile of the last calls' latency (zero
+	// until enough calls were made), and Timeout the bound each call to
+	// Redis has now, adapted to it.
+	Latency, Timeout time.Duration
 }
 
 // Stats returns the Store's health counters.
@@ -75,6 +76,7 @@ func (s *Store) Stats() Stats {
 		Losses:     s.losses.Load(),
 		Pending:    pending,
 		Dropped:    dropped,
+		Latency:    time.Duration(s.lat.p99.Load()),
 		Timeout:    s.callTimeout(),
 	}
 }
@@ -171,6 +173,7 @@ type latency struct {
 	n       int
 	base    time.Duration
 	timeout atomic.Int64
+	p99     atomic.Int64
 }
 
 func (l *latency) init(base time.Duration) {
@@ -193,6 +196,7 @@ func (l *latency) observe(d time.Duration) {
 	n := min(l.n, len(sorted))
 	slices.Sort(sorted[:n])
 	p99 := sorted[(n*99+99)/100-1]
+	l.p99.Store(int64(p99))
 	l.timeout.Store(int64(max(l.base, 4*p99)))
 }
 
