@@ -76,6 +76,7 @@ func TestFallbackWhenRedisDiesAndRecovery(t *testing.T) {
 		Logger:        slog.New(slog.NewTextHandler(t.Output(), nil)),
 		OnHealth:      health.record,
 	})
+	defer s.Close()
 	ctx := context.Background()
 	// MaxWait 1ns: a request that cannot go at once books nothing, so the
 	// counts below are what the budget lets through.
@@ -247,6 +248,7 @@ func TestConcurrentAdmissionsAcrossFailure(t *testing.T) {
 		Instances:     3,
 		ProbeInterval: 10 * time.Millisecond,
 	})
+	defer s.Close()
 	a := &store.Admission{Scopes: []store.ScopeAdmit{
 		{Key: "tenant", Limit: 4},
 		{Key: "e", Rate: 1e6, Burst: 1e6},

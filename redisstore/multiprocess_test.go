@@ -72,6 +72,7 @@ func runWorker(id string) error {
 		}()
 		tr.Store = rs
 	}
+	defer tr.Base.(*http.Transport).CloseIdleConnections()
 	client := &http.Client{Transport: tr}
 	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
