@@ -142,3 +142,24 @@ func TestRenew(t *testing.T) {
 		t.Errorf("Admit after release and a late Renew = %+v, want admitted (a released lease is not revived)", d2)
 	}
 }
+
+// A cluster client needs the cluster's topology too: CLUSTER SLOTS,
+// besides aclRules.
+var clusterACLRules = append(append([]string(nil), aclRules...), "+cluster|slots")
+
+func TestConformanceOnClusterAsACLUser(t *testing.T) {
+	c := redistest.StartCluster(t)
+	for _, n := range c.Nodes {
+		n.AddUser(t, "heed", "s3cret-pw", clusterACLRules...)
+	}
+	opts := c.Options()
+	opts.Username, opts.Password = "heed", "s3cret-pw"
+	cc := redis.NewClusterClient(opts)
+	t.Cleanup(func() { cc.Close() })
+	s := redisstore.New(cc, redisstore.Config{Prefix: redistest.Prefix(t)})
+	defer s.Close()
+	if err := s.Check(context.Background()); err != nil {
+		t.Fatalf("Check on the cluster as the heed user: %v", err)
+	}
+	storetest.Run(t, newStores(cc))
+}
