@@ -17,6 +17,10 @@ import (
 // releases and undos, the blocks and the rates it re-asserts.
 const maxKnown = 10000
 
+// maxTries is how many deliveries of a pending release or undo may fail
+// before it is given up (its lease then expires by its TTL).
+const maxTries = 20
+
 // reassertBatch is how many blocks and rates one re-asserting call sends.
 const reassertBatch = 200
 
@@ -50,6 +54,7 @@ type recovery struct {
 
 // pendingOp is a release, or an undo of an admission whose reply was lost.
 type pendingOp struct {
+	tries int // deliveries that failed
 	undo  bool
 	lease store.Lease
 	keys  []string        // scope keys that take leases
@@ -142,10 +147,12 @@ func (s *Store) keep(op pendingOp) {
 	}
 	s.mu.Lock()
 	if len(s.pending) >= maxKnown {
-		s.pending = s.pending[1:]
+		// The oldest stay in front, for the delivery under way; the
+		// lease of this one expires by its TTL.
 		s.dropped++
+	} else {
+		s.pending = append(s.pending, op)
 	}
-	s.pending = append(s.pending, op)
 	s.mu.Unlock()
 	s.work.Store(true)
 }
@@ -295,6 +302,14 @@ func (s *Store) deliver(ctx context.Context) {
 		done++
 	}
 	s.mu.Lock()
+	if done < len(ops) {
+		// One that fails while Redis answers the other calls (a script
+		// error) must not hold the queue up for ever.
+		if s.pending[done].tries++; s.pending[done].tries >= maxTries {
+			done++
+			s.dropped++
+		}
+	}
 	s.pending = s.pending[done:]
 	if len(s.pending) == 0 {
 		s.pending = nil
