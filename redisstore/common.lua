@@ -105,7 +105,10 @@ local function epoch(ek, expected, cand, grace)
   local h = redis.call('HMGET', ek, 'e', 'g')
   local ep, g = h[1], rel(h[2])
   if not ep then
-    ep = cand
+    -- The server's clock makes the epoch new even when the Store that
+    -- created the lost one creates this one.
+    local t = redis.call('TIME')
+    ep = cand .. '.' .. t[1] .. '.' .. t[2]
     redis.call('HSET', ek, 'e', ep)
     redis.call('PEXPIRE', ek, EPOCHTTL)
   end

@@ -296,3 +296,27 @@ func TestConcurrentAdmissionsAcrossFailure(t *testing.T) {
 		t.Errorf("the store did not return to Redis")
 	}
 }
+
+// Just after a return from the fallback, Redis takes every scope's burst
+// as spent: the fleet spent it locally meanwhile, so the return adds no
+// burst. Until the hand-over ends, a scope goes at its rate with a burst of
+// one; then its bucket refills at its rate.
+func TestReturnAddsNoBurst(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := storetest.NewClock()
+	s := New(srv.NewClient(t), Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second})
+	defer s.Close()
+	paced := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 10, Burst: 8}}, MaxWait: 1}
+	s.handover.Store(clock.Now().Add(time.Second).UnixNano()) // as end does on a return
+	if n := countImmediate(t, s, paced); n != 1 {
+		t.Errorf("just after a return: %d admissions at once, want 1 (no burst)", n)
+	}
+	clock.Advance(300 * time.Millisecond)
+	if n := countImmediate(t, s, paced); n != 1 {
+		t.Errorf("0.3s later, still handing over: %d admissions at once, want 1 (bursts capped at one)", n)
+	}
+	clock.Advance(time.Second)
+	if n := countImmediate(t, s, paced); n != 8 {
+		t.Errorf("after the hand-over and a refill: %d admissions at once, want the burst of 8", n)
+	}
+}

@@ -202,6 +202,14 @@ func TestLossReassertsBlocksAndRates(t *testing.T) {
 				srv.Restart()
 			}
 			lostAt := time.Now()
+			// The process that learned the rate re-sends it with its next
+			// call, before that call's decision.
+			if _, err := a.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "r", Rate: 1}}}); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := admin.HGet(ctx, "{"+prefix+"}:s:r", "r").Result(); err != nil || r != "7" {
+				t.Errorf("learned rate in Redis one call after %s = %q, %v; want 7 re-asserted", loss, r, err)
+			}
 			var first time.Time
 			for time.Now().Before(end.Add(time.Second)) {
 				d, err := b.Admit(ctx, scope)
