@@ -202,13 +202,15 @@ func TestLossReassertsBlocksAndRates(t *testing.T) {
 				srv.Restart()
 			}
 			lostAt := time.Now()
-			// The process that learned the rate re-sends it with its next
-			// call, before that call's decision.
-			if _, err := a.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "r", Rate: 1}}}); err != nil {
-				t.Fatal(err)
+			// b, which never saw the block, asks first: it waits, and a,
+			// whose requests all wait for the block's end and call
+			// nothing, re-asserts it from its guard.
+			if d, err := b.Admit(ctx, scope); err != nil || d.Reason == store.Admitted {
+				t.Errorf("b.Admit just after %s = %+v, %v; want a wait", loss, d, err)
 			}
+			time.Sleep(2 * redisstore.DefaultGuardInterval)
 			if r, err := admin.HGet(ctx, "{"+prefix+"}:s:r", "r").Result(); err != nil || r != "7" {
-				t.Errorf("learned rate in Redis one call after %s = %q, %v; want 7 re-asserted", loss, r, err)
+				t.Errorf("learned rate in Redis %v after %s = %q, %v; want 7 re-asserted", 2*redisstore.DefaultGuardInterval, loss, r, err)
 			}
 			var first time.Time
 			for time.Now().Before(end.Add(time.Second)) {
@@ -229,12 +231,19 @@ func TestLossReassertsBlocksAndRates(t *testing.T) {
 			} else {
 				t.Logf("after %s %v into a %v block, first admitted %v after its end", loss, lostAt.Sub(end.Add(-block)).Round(time.Millisecond), block, first.Sub(end).Round(time.Millisecond))
 			}
-			r, err := admin.HGet(ctx, "{"+prefix+"}:s:r", "r").Result()
-			if err != nil || r != "7" {
-				t.Errorf("learned rate in Redis after %s = %q, %v; want 7 re-asserted", loss, r, err)
-			}
 			if st := a.Stats(); st.Losses != 1 {
 				t.Errorf("a.Stats().Losses = %d, want 1", st.Losses)
+			}
+			// Lost again, with no block running (no guard): the rate is
+			// back with a's next call, before that call's decision.
+			if err := admin.FlushAll(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "r", Rate: 1}}}); err != nil {
+				t.Fatal(err)
+			}
+			if r, err := admin.HGet(ctx, "{"+prefix+"}:s:r", "r").Result(); err != nil || r != "7" {
+				t.Errorf("learned rate in Redis one call after a second loss = %q, %v; want 7 re-asserted", r, err)
 			}
 		})
 	}
