@@ -20,6 +20,9 @@ import (
 func (s *Store) Check(ctx context.Context) error {
 	_, ep, err := s.updateRedis(ctx, &store.Update{})
 	if err != nil {
+		if inner := errors.Unwrap(err); inner != nil { // go-redis's, without "eval update"
+			err = inner
+		}
 		return &CheckError{Addr: addrOf(s.c), Err: err, secret: secretOf(s.c)}
 	}
 	s.noteEpoch(ep)
