@@ -97,4 +97,3 @@ type HealthEvent struct {
 	// Err is the error that made the Store fall back; nil when Healthy.
 	Err error
 }
-
