@@ -207,6 +207,23 @@ func TestProcessesShareOneAllowance(t *testing.T) {
 		truth, _ := run(t, rs.AddUser(t, "heed", "s3cret-pw", aclRules...), "1s", runFor)
 		checkShared(t, truth, 0.02)
 	})
+	for _, pause := range []time.Duration{300 * time.Millisecond, 3 * time.Second} {
+		t.Run("redis paused "+pause.String(), func(t *testing.T) {
+			if rs.PID() == 0 {
+				t.Skip("REDIS_URL names a shared server; this test pauses its own")
+			}
+			// SIGSTOP two seconds into the run: the processes go on with
+			// their divided local budgets and come back after SIGCONT.
+			timer := time.AfterFunc(2*time.Second, func() {
+				rs.Pause()
+				time.Sleep(pause)
+				rs.Resume()
+			})
+			defer timer.Stop()
+			truth, _ := run(t, rs.URL, "", runFor)
+			checkShared(t, truth, 0.02)
+		})
+	}
 	t.Run("loaded host", func(t *testing.T) {
 		// Busy loops on every core for the run: redis-server, the sim and
 		// the workers all wait for CPU, and Redis's latency is many times
