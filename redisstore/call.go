@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"strconv"
@@ -37,6 +38,7 @@ func finite(f float64) float64 {
 // and the other arguments, packed into one space-separated bulk string.
 // Calls are pooled, so that the hot path reuses their buffers.
 type call struct {
+	bound   time.Duration // the call's timeout; zero means the Store's
 	args    []byte
 	keyBuf  []byte
 	keyEnds []int
@@ -45,6 +47,7 @@ type call struct {
 
 func (c *call) reset() {
 	c.args, c.keyBuf, c.keyEnds, c.keys = c.args[:0], c.keyBuf[:0], c.keyEnds[:0], c.keys[:0]
+	c.bound = 0
 }
 
 func (c *call) sep() {
@@ -98,7 +101,7 @@ func (c *call) run(ctx context.Context, s *Store, script *redis.Script) (any, er
 		c.keys = append(c.keys, all[start:end])
 		start = end
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.callTimeout())
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(c.bound, s.callTimeout()))
 	defer cancel()
 	began := time.Now()
 	res, err := script.Run(ctx, s.c, c.keys, c.args).Result()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/heedhttp/heed/store"
 	"github.com/redis/go-redis/v9"
@@ -16,9 +17,15 @@ import (
 // of the Store's prefix. Call it at start, so that a misconfigured Redis is
 // not noticed only at the first request (after which the Store would run
 // on local state). Passwords are redacted from the message. Check does not
-// change the Store's health.
+// change the Store's health. It waits up to ctx's deadline, or
+// [DefaultCheckTimeout] when ctx has none, rather than the Store's timeout:
+// a server that is slow to answer at start is not a wrong one.
 func (s *Store) Check(ctx context.Context) error {
-	_, ep, err := s.updateRedis(ctx, &store.Update{})
+	bound := DefaultCheckTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		bound = time.Until(dl)
+	}
+	_, ep, err := s.updateRedis(ctx, &store.Update{}, max(bound, time.Nanosecond))
 	if err != nil {
 		if inner := errors.Unwrap(err); inner != nil { // go-redis's, without "eval update"
 			err = inner
@@ -28,6 +35,10 @@ func (s *Store) Check(ctx context.Context) error {
 	s.noteEpoch(ep)
 	return nil
 }
+
+// DefaultCheckTimeout bounds [Store.Check] when its context has no
+// deadline.
+const DefaultCheckTimeout = 5 * time.Second
 
 // CheckError is the error of [Store.Check].
 type CheckError struct {

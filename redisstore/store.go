@@ -425,10 +425,14 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 }
 
 // updateRedis runs update.lua, and returns the rates it set and the epoch.
-func (s *Store) updateRedis(ctx context.Context, u *store.Update) ([]string, string, error) {
+// A positive bound replaces the Store's timeout.
+func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.Duration) ([]string, string, error) {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
 	c.reset()
+	if len(bound) > 0 {
+		c.bound = bound[0]
+	}
 	c.time(s.now)
 	c.str(s.epochArg())
 	c.str(s.newEpoch)
