@@ -14,7 +14,7 @@ const (
 	DefaultMaxTimeout       = time.Second            // Config.MaxTimeout
 	DefaultLeaseTTL         = store.DefaultLeaseTTL  // Config.LeaseTTL
 	DefaultRateTTL          = store.DefaultRateTTL   // Config.RateTTL
-	DefaultProbeInterval    = time.Second            // Config.ProbeInterval
+	DefaultProbeInterval    = 500 * time.Millisecond // Config.ProbeInterval
 	DefaultFailThreshold    = 3                      // Config.FailThreshold
 	DefaultRecoverThreshold = 3                      // Config.RecoverThreshold
 	DefaultGuardInterval    = 200 * time.Millisecond // Config.GuardInterval
