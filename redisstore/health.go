@@ -250,13 +250,21 @@ func (s *Store) prime(ctx context.Context, scopes []store.ScopeAdmit) {
 		if done {
 			continue
 		}
-		rate := sc.Rate
+		rate, burst := sc.Rate, sc.Burst
 		snap, _ := s.mem.Snapshot(sc.Key)
 		if snap.Rate > 0 {
-			rate = snap.Rate
+			// The local state paces by the learned rate and burst (the
+			// burst as this Store last set it), not the defaults.
+			s.mu.Lock()
+			kr, ok := s.rates[sc.Key]
+			s.mu.Unlock()
+			if !ok {
+				continue
+			}
+			rate, burst = snap.Rate, max(kr.burst/float64(s.instances), 1)
 		}
 		// Units of debt the bucket would need to hold one unit only.
-		owed := sc.Burst - 1
+		owed := burst - 1
 		if ahead := snap.TAT.Sub(now); ahead > 0 {
 			owed -= ahead.Seconds() * rate
 		}

@@ -55,7 +55,7 @@ func (f *fakeRedis) EvalSha(ctx context.Context, sha string, keys []string, args
 	case "admit":
 		return redis.NewCmdResult([]any{int64(0), int64(0), int64(0), int64(0), "epoch"}, nil)
 	case "update":
-		nr, _ := strconv.Atoi(strings.Fields(args[0].(string))[6])
+		nr, _ := strconv.Atoi(strings.Fields(string(args[0].([]byte)))[6])
 		reply := []any{"epoch"}
 		for range nr {
 			reply = append(reply, "1")
@@ -182,5 +182,35 @@ func TestTimeoutAdapts(t *testing.T) {
 				t.Errorf("callTimeout() after 128 calls of %v = %v, want %v", tc.latency, got, tc.want)
 			}
 		})
+	}
+}
+
+// The local bucket emptied at a hand-over is the one the fallback paces
+// by: with a learned rate, its learned burst, not the admission's default
+// (a large default burst priced at a slow learned rate would stall the
+// scope for many seconds).
+func TestHandOverPrimesTheLearnedBucket(t *testing.T) {
+	clock := time.Unix(1e9, 0)
+	f := &fakeRedis{}
+	s := New(f, Config{Instances: 2, FailThreshold: 1, Now: func() time.Time { return clock }})
+	f.s = s
+	defer s.Close()
+	ctx := context.Background()
+	if err := s.Update(ctx, &store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 10, Burst: 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	f.setDown(true)
+	// Defaults far above what was learned: 100/s with a burst of 100.
+	a := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 100, Burst: 100}}, MaxWait: time.Nanosecond}
+	if d, err := s.Admit(ctx, a); err != nil || d.Reason != store.Admitted {
+		t.Fatalf("first local Admit = %+v, %v; want admitted (the bucket keeps one unit)", d, err)
+	}
+	d, err := s.Admit(ctx, a)
+	if err != nil || d.Reason != store.Paced {
+		t.Fatalf("second local Admit = %+v, %v; want paced (no burst at the hand-over)", d, err)
+	}
+	// The learned 10/s divided by 2 instances: one turn is 200ms.
+	if d.Wait > 200*time.Millisecond {
+		t.Errorf("second local Admit waits %v, want at most one turn of 200ms at the learned local rate", d.Wait)
 	}
 }
