@@ -4,7 +4,8 @@
 -- hash and its lease set.
 -- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve
 --    epoch new_epoch grace drain, then per scope: rate burst limit gap cost.
---    Durations in nanoseconds; paced, background and drain are 1 or 0;
+--    Durations in nanoseconds; paced and background are 1 or 0; drain is
+--    '-' or when the Store returned from its fallback (ns from now);
 --    lease is 0 when no scope takes one; epoch is the one the Store last
 --    saw, '-' for none.
 -- Returns {reason, scope index from 0, wait in ns, reserved 1 or 0, epoch}
@@ -23,7 +24,9 @@ local lease = A[7]
 local background = A[8] == '1'
 local reserve = num(9)
 local n = #K / 2
-local drain = A[13] == '1'
+-- drain: after a return from the fallback, buckets are taken as empty at
+-- the return (A[13] nanoseconds from now, negative), refilling since.
+local drain = A[13] ~= '-' and tonumber(A[13])
 local H, W = 13, 5 -- header and per-scope argument counts
 
 -- Per scope: its default rate and burst, limit, gap, and cost (the
@@ -95,8 +98,9 @@ if not paced then
       bursts[i] = burst
       if drain then
         -- Hand-over from the local fallback: the fleet has been spending
-        -- this scope's budget locally, so the burst is taken as spent.
-        local f = span(burst, rate) - span(1, rate)
+        -- this scope's budget locally, so the burst is taken as spent and
+        -- the next request waits a turn.
+        local f = drain + span(burst, rate)
         if not t[i] or t[i] < f then t[i] = f end
       end
       if background and reserve > 0 and reserve < 1 then

@@ -55,8 +55,9 @@ type Config struct {
 	// Instances is how many processes are expected to share the Redis
 	// state. While Redis is unavailable each process falls back to local
 	// state with every scope's rate and burst divided by Instances (a
-	// burst never below 1) and every concurrency limit divided by
-	// Instances, rounded up (never below 1). Zero means 1.
+	// burst never below 1), every concurrency limit divided by Instances,
+	// rounded up (never below 1), and every write gap multiplied by
+	// Instances. Zero means 1.
 	Instances int
 	// LeaseTTL bounds how long a lease is held when an [store.Admission]
 	// does not say (a process that dies mid-request frees its slots after

@@ -57,15 +57,17 @@
 // A call that fails, or takes longer than its timeout ([Config.Timeout],
 // raised to four times the measured 99th percentile of Redis's latency,
 // up to [Config.MaxTimeout]), is decided locally, on a [memstore.Store] in
-// which every scope's rate and burst are divided by [Config.Instances] and
-// every concurrency limit is divided by it, rounded up: the fleet as a
+// which every scope's rate and burst are divided by [Config.Instances],
+// every concurrency limit is divided by it, rounded up, and every write gap
+// is multiplied by it: the fleet as a
 // whole stays within its budget while each process decides alone.
 // [Config.FailThreshold] failures in a row make the Store fall back; it
 // logs the change and reports it to [Config.OnHealth], probes Redis every
 // [Config.ProbeInterval], and returns after [Config.RecoverThreshold]
 // good probes in a row. Neither hand-over adds a burst: local buckets
-// start spent, and for a probe interval after the return Redis takes each
-// scope's burst as spent. [Store.Stats] counts the switches.
+// start empty, and after the return Redis takes each scope's bucket as
+// empty at the instant of the return, refilling at its rate since. Local
+// gaps are multiplied by Instances. [Store.Stats] counts the switches.
 //
 // Nothing a fault interrupts is lost. Leases taken in the fallback are
 // released there. A release that cannot reach Redis is kept and delivered

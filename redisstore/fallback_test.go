@@ -196,8 +196,10 @@ func TestFallbackWhenRedisHangs(t *testing.T) {
 	}
 	srv.Pause()
 	start := time.Now()
-	if d, err := s.Admit(context.Background(), paced); err != nil || d.Reason != store.Admitted {
-		t.Errorf("first Admit with Redis hanging = %+v, %v; want admitted by the fallback", d, err)
+	// The burst went on Redis: the local bucket starts empty, a turn
+	// (200ms at the divided rate of 5/s) away.
+	if d, err := s.Admit(context.Background(), paced); err != nil || d.Reason != store.Paced || d.Wait != 200*time.Millisecond {
+		t.Errorf("first Admit with Redis hanging = %+v, %v; want paced for a local turn of 200ms", d, err)
 	}
 	// An upper bound only, far above the 100ms timeout: without the
 	// timeout the call would hang for the client's 5s read timeout.
@@ -207,8 +209,6 @@ func TestFallbackWhenRedisHangs(t *testing.T) {
 	if !s.Healthy() || len(health.get()) != 0 {
 		t.Errorf("after one failed call: Healthy() = %v with events %+v; want no switch yet", s.Healthy(), health.get())
 	}
-	// The burst went on Redis: the local bucket starts with one unit, the
-	// one just taken.
 	for i := range DefaultFailThreshold - 1 {
 		if d, _ := s.Admit(context.Background(), paced); d.Reason == store.Admitted {
 			t.Errorf("admission %d with Redis hanging was admitted; want the hand-over to add no burst", i+2)
@@ -299,24 +299,24 @@ func TestConcurrentAdmissionsAcrossFailure(t *testing.T) {
 
 // Just after a return from the fallback, Redis takes every scope's burst
 // as spent: the fleet spent it locally meanwhile, so the return adds no
-// burst. Until the hand-over ends, a scope goes at its rate with a burst of
-// one; then its bucket refills at its rate.
+// burst, not even one request; from then on the bucket refills at the
+// scope's rate.
 func TestReturnAddsNoBurst(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := storetest.NewClock()
 	s := New(srv.NewClient(t), Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second})
 	defer s.Close()
 	paced := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 10, Burst: 8}}, MaxWait: 1}
-	s.handover.Store(clock.Now().Add(time.Second).UnixNano()) // as end does on a return
-	if n := countImmediate(t, s, paced); n != 1 {
-		t.Errorf("just after a return: %d admissions at once, want 1 (no burst)", n)
+	s.handover.Store(clock.Now().UnixNano()) // as end does on a return
+	if d, err := s.Admit(context.Background(), paced); err != nil || d.Reason != store.Paced || d.Wait != 100*time.Millisecond {
+		t.Errorf("just after a return: Admit = %+v, %v; want paced for a turn of 100ms (no burst)", d, err)
 	}
 	clock.Advance(300 * time.Millisecond)
-	if n := countImmediate(t, s, paced); n != 1 {
-		t.Errorf("0.3s later, still handing over: %d admissions at once, want 1 (bursts capped at one)", n)
+	if n := countImmediate(t, s, paced); n != 3 {
+		t.Errorf("0.3s after the return: %d admissions at once, want the 3 that 10/s refilled", n)
 	}
 	clock.Advance(time.Second)
 	if n := countImmediate(t, s, paced); n != 8 {
-		t.Errorf("after the hand-over and a refill: %d admissions at once, want the burst of 8", n)
+		t.Errorf("1.3s after the return: %d admissions at once, want the refilled burst of 8", n)
 	}
 }

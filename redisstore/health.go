@@ -22,9 +22,10 @@ type health struct {
 	fails     atomic.Int32 // calls in a row that failed while on Redis
 	oks       atomic.Int32 // probes in a row that succeeded while down
 
-	// handover is when (on the Store's clock, unix nanoseconds) admissions
-	// on Redis stop taking bursts as spent after a return from the
-	// fallback.
+	// handover is when (on the Store's clock, unix nanoseconds) the Store
+	// last returned from the fallback: for handoverWindow after it,
+	// admissions on Redis take every scope's bucket as empty at that
+	// instant, refilling at the scope's rate since.
 	handover atomic.Int64
 
 	// local reports that the last decision was taken locally; localGen
@@ -36,6 +37,45 @@ type health struct {
 	primed   map[string]uint64
 
 	fallbacks, recoveries atomic.Uint64
+
+	// reserved holds, for admissions whose pacing was reserved, which side
+	// reserved it: a reservation is honoured only where it was charged, so
+	// that requests booked on one side do not go uncharged on the other
+	// after a switch.
+	reservedMu sync.Mutex
+	reserved   map[*store.Admission]side
+}
+
+// side is where an admission's pacing was reserved.
+type side uint8
+
+const (
+	sideNone side = iota
+	sideRedis
+	sideLocal
+)
+
+// markReserved records that a's pacing was reserved on side.
+func (s *Store) markReserved(a *store.Admission, sd side) {
+	s.reservedMu.Lock()
+	defer s.reservedMu.Unlock()
+	if s.reserved == nil || len(s.reserved) >= maxKnown { // abandoned requests
+		s.reserved = make(map[*store.Admission]side)
+	}
+	s.reserved[a] = sd
+}
+
+// reservedBy returns and forgets where a's pacing was reserved, when a is
+// Paced.
+func (s *Store) reservedBy(a *store.Admission) side {
+	if !a.Paced {
+		return sideNone
+	}
+	s.reservedMu.Lock()
+	defer s.reservedMu.Unlock()
+	sd := s.reserved[a]
+	delete(s.reserved, a)
+	return sd
 }
 
 // Healthy reports whether the Store is using Redis, rather than its local
@@ -115,6 +155,9 @@ func (s *Store) end(ctx context.Context, probe bool, op string, err error) (fall
 			return false
 		}
 		if s.oks.Add(1) < s.recoverThreshold {
+			// Blocks learned meanwhile go to Redis with the first good
+			// probe, before the other processes return.
+			s.wantReassert(false)
 			s.nextProbe.Store(time.Now().Add(s.probeInterval / 5).UnixNano())
 			s.probing.Store(false)
 			return false
@@ -123,7 +166,7 @@ func (s *Store) end(ctx context.Context, probe bool, op string, err error) (fall
 			s.fails.Store(0)
 			s.recoveries.Add(1)
 			// Redis's buckets refilled while the fleet spent locally.
-			s.handover.Store(s.clock().Add(s.probeInterval).UnixNano())
+			s.handover.Store(s.clock().UnixNano())
 			s.wantReassert(false)
 			if s.logger != nil {
 				s.logger.Info("redisstore: redis is back; leaving the local fallback")
@@ -159,11 +202,20 @@ func (s *Store) end(ctx context.Context, probe bool, op string, err error) (fall
 	return true
 }
 
-// handingOver reports whether the Store returned from the fallback so
-// recently that admissions on Redis take every scope's burst as spent.
-func (s *Store) handingOver() bool {
+// handoverWindow is how long after a return from the fallback admissions
+// on Redis take buckets as emptied at the return: long enough for most
+// scopes' buckets to refill at their rate.
+const handoverWindow = time.Minute
+
+// handingOver returns how long ago the Store returned from the fallback,
+// and whether that lies within handoverWindow.
+func (s *Store) handingOver() (since time.Duration, ok bool) {
 	h := s.handover.Load()
-	return h != 0 && s.clock().UnixNano() < h
+	if h == 0 {
+		return 0, false
+	}
+	since = time.Duration(s.clock().UnixNano() - h)
+	return since, since >= 0 && since < handoverWindow
 }
 
 // latency keeps the last calls' latencies, and the timeout they call for.
@@ -209,8 +261,27 @@ func (s *Store) callTimeout() time.Duration {
 // budget divided by the expected number of instances.
 func (s *Store) admitLocal(ctx context.Context, a *store.Admission) (store.Decision, error) {
 	var buf [8]store.ScopeAdmit
+	local := s.localAdmission(a, buf[:0])
+	s.prime(ctx, local.Scopes)
+	return s.mem.Admit(ctx, &local)
+}
+
+// releaseLocal releases a lease of the local fallback, starting the
+// scopes' gaps as the fallback spaces them.
+func (s *Store) releaseLocal(ctx context.Context, a *store.Admission, lease store.Lease) error {
+	var buf [8]store.ScopeAdmit
+	local := s.localAdmission(a, buf[:0])
+	return s.mem.Release(ctx, &local, lease)
+}
+
+// localAdmission returns a with its share of the budget for one of the
+// expected instances: rates, bursts and limits divided, gaps multiplied
+// (each process spaces its writes to a resource that far apart, so that
+// the fleet's writes are spaced by the gap), and a lease TTL no shorter
+// than the Store's, since local leases are not renewed.
+func (s *Store) localAdmission(a *store.Admission, buf []store.ScopeAdmit) store.Admission {
 	local := *a
-	local.Scopes = buf[:0]
+	local.Scopes = buf
 	n := float64(s.instances)
 	for _, sc := range a.Scopes {
 		sc.Rate /= n
@@ -219,17 +290,17 @@ func (s *Store) admitLocal(ctx context.Context, a *store.Admission) (store.Decis
 		if sc.Limit > 0 {
 			sc.Limit = (sc.Limit + s.instances - 1) / s.instances
 		}
+		sc.Gap *= time.Duration(s.instances)
 		local.Scopes = append(local.Scopes, sc)
 	}
-	// Local leases cannot be renewed.
 	local.LeaseTTL = max(a.LeaseTTL, s.leaseTTL)
-	s.prime(ctx, local.Scopes)
-	return s.mem.Admit(ctx, &local)
+	return local
 }
 
 // prime empties the local bucket of every paced scope the first time it is
 // used in a spell of local decisions: the fleet spent the burst on Redis
-// just before, so the hand-over must not add one.
+// just before, so the hand-over must not add one, not even one request per
+// process.
 func (s *Store) prime(ctx context.Context, scopes []store.ScopeAdmit) {
 	if !s.local.Load() && s.local.CompareAndSwap(false, true) {
 		s.localGen.Add(1)
@@ -237,9 +308,6 @@ func (s *Store) prime(ctx context.Context, scopes []store.ScopeAdmit) {
 	gen := s.localGen.Load()
 	now := s.clock()
 	for _, sc := range scopes {
-		if sc.Rate <= 0 || sc.Burst <= 1 {
-			continue
-		}
 		s.primeMu.Lock()
 		if s.primed == nil || len(s.primed) > maxKnown {
 			s.primed = make(map[string]uint64)
@@ -252,6 +320,9 @@ func (s *Store) prime(ctx context.Context, scopes []store.ScopeAdmit) {
 		}
 		rate, burst := sc.Rate, sc.Burst
 		snap, _ := s.mem.Snapshot(sc.Key)
+		if snap.Rate <= 0 && rate <= 0 {
+			continue // unpaced
+		}
 		if snap.Rate > 0 {
 			// The local state paces by the learned rate and burst (the
 			// burst as this Store last set it), not the defaults.
@@ -263,8 +334,10 @@ func (s *Store) prime(ctx context.Context, scopes []store.ScopeAdmit) {
 			}
 			rate, burst = snap.Rate, max(kr.burst/float64(s.instances), 1)
 		}
-		// Units of debt the bucket would need to hold one unit only.
-		owed := burst - 1
+		// Units of debt that leave the bucket empty: the first local
+		// request waits a turn, as the fleet's next request on Redis
+		// would have.
+		owed := burst
 		if ahead := snap.TAT.Sub(now); ahead > 0 {
 			owed -= ahead.Seconds() * rate
 		}

@@ -151,12 +151,12 @@ func TestHealthHysteresis(t *testing.T) {
 		if f.count("undo") != DefaultFailThreshold || f.count("release") != 1 {
 			t.Errorf("delivered %d undos and %d releases, want %d and 1", f.count("undo"), f.count("release"), DefaultFailThreshold)
 		}
-		if !s.handingOver() {
-			t.Errorf("handingOver() = false just after the return, want bursts taken as spent")
+		if _, ok := s.handingOver(); !ok {
+			t.Errorf("handingOver() = false just after the return, want buckets taken as empty")
 		}
-		time.Sleep(time.Second)
-		if s.handingOver() {
-			t.Errorf("handingOver() = true a probe interval after the return, want false")
+		time.Sleep(handoverWindow)
+		if _, ok := s.handingOver(); ok {
+			t.Errorf("handingOver() = true %v after the return, want false", handoverWindow)
 		}
 	})
 }
@@ -202,15 +202,16 @@ func TestHandOverPrimesTheLearnedBucket(t *testing.T) {
 	f.setDown(true)
 	// Defaults far above what was learned: 100/s with a burst of 100.
 	a := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 100, Burst: 100}}, MaxWait: time.Nanosecond}
-	if d, err := s.Admit(ctx, a); err != nil || d.Reason != store.Admitted {
-		t.Fatalf("first local Admit = %+v, %v; want admitted (the bucket keeps one unit)", d, err)
-	}
 	d, err := s.Admit(ctx, a)
 	if err != nil || d.Reason != store.Paced {
-		t.Fatalf("second local Admit = %+v, %v; want paced (no burst at the hand-over)", d, err)
+		t.Fatalf("first local Admit = %+v, %v; want paced (no burst at the hand-over)", d, err)
 	}
 	// The learned 10/s divided by 2 instances: one turn is 200ms.
 	if d.Wait > 200*time.Millisecond {
-		t.Errorf("second local Admit waits %v, want at most one turn of 200ms at the learned local rate", d.Wait)
+		t.Errorf("first local Admit waits %v, want at most one turn of 200ms at the learned local rate", d.Wait)
+	}
+	clock = clock.Add(d.Wait)
+	if d, err := s.Admit(ctx, a); err != nil || d.Reason != store.Admitted {
+		t.Errorf("local Admit a turn later = %+v, %v; want admitted", d, err)
 	}
 }

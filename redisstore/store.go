@@ -201,14 +201,36 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	if len(a.Scopes) == 0 {
 		return store.Decision{Reason: store.Admitted}, nil
 	}
+	side := s.reservedBy(a)
 	if use, probe := s.begin(); use {
-		d, err := s.admitRedis(ctx, a)
+		ra := a
+		if side == sideLocal {
+			// Reserved by the fallback: Redis has not charged it.
+			cp := *a
+			cp.Paced = false
+			ra = &cp
+		}
+		d, err := s.admitRedis(ctx, ra)
 		if !s.end(ctx, probe, "admit", err) {
+			if d.Reserved {
+				s.markReserved(a, sideRedis)
+			}
 			s.deliver(ctx)
 			return d, err
 		}
 	}
-	return s.admitLocal(ctx, a)
+	la := a
+	if side == sideRedis {
+		// Reserved on Redis: the local budget has not charged it.
+		cp := *a
+		cp.Paced = false
+		la = &cp
+	}
+	d, err := s.admitLocal(ctx, la)
+	if err == nil && d.Reserved {
+		s.markReserved(a, sideLocal)
+	}
+	return d, err
 }
 
 // admitRedis runs the admission on Redis; when Redis lost its data since
@@ -264,7 +286,11 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 	c.str(s.epochArg())
 	c.str(s.newEpoch)
 	c.dur(3 * s.guardInterval)
-	c.bool(s.handingOver())
+	if since, ok := s.handingOver(); ok {
+		c.int(-int64(since))
+	} else {
+		c.str("-")
+	}
 	c.key(s.epochKey, "", "")
 	c.key(s.tag, ":u:", "")
 	c.keyBuf = strconv.AppendUint(c.keyBuf, uint64(lease), 10)
@@ -323,7 +349,7 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 		return nil
 	}
 	if lease&redisLease == 0 {
-		return s.mem.Release(ctx, a, lease)
+		return s.releaseLocal(ctx, a, lease)
 	}
 	use, probe := s.begin()
 	if !use {
