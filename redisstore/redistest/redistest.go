@@ -1,6 +1,8 @@
 // Package redistest starts a real redis-server for tests: on a free
 // loopback port, with persistence off, stopped when the test ends. Tests can
-// kill and restart it to exercise failures.
+// kill, pause and restart it to exercise failures, add ACL users
+// ([Server.AddUser]), and start a three-master Redis Cluster
+// ([StartCluster]).
 //
 // When the environment variable REDIS_URL is set, [Start] uses that server
 // instead of starting one; tests then keep apart by key prefix ([Prefix]),
