@@ -72,6 +72,18 @@ end
 -- Blocks first: nothing is reserved for a request that cannot go.
 local d = latest(b, 1)
 if d then return d end
+if drain then
+  -- After a return from the fallback, a write to a spaced resource is
+  -- assumed at the return (some process may have written locally), unless
+  -- a learned rate paces the scope instead.
+  for i = 1, n do
+    local learned = (tonumber(r[i]) or 0) > 0 and u[i] and u[i] > 0
+    if gap[i] > 0 and not learned then
+      local f = drain + gap[i]
+      if f > 0 and (not g[i] or g[i] < f) then g[i] = f end
+    end
+  end
+end
 d = latest(g, 4)
 if d then return d end
 

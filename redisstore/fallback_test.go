@@ -319,4 +319,9 @@ func TestReturnAddsNoBurst(t *testing.T) {
 	if n := countImmediate(t, s, paced); n != 8 {
 		t.Errorf("1.3s after the return: %d admissions at once, want the refilled burst of 8", n)
 	}
+	// A spaced resource is taken as written at the return.
+	w := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "issue 1", Gap: 2 * time.Second}}}
+	if d, err := s.Admit(context.Background(), w); err != nil || d.Reason != store.Spaced || d.Wait != 700*time.Millisecond {
+		t.Errorf("a write 1.3s after the return = %+v, %v; want spaced for the 0.7s left of a 2s gap from the return", d, err)
+	}
 }

@@ -300,7 +300,7 @@ func (s *Store) localAdmission(a *store.Admission, buf []store.ScopeAdmit) store
 // prime empties the local bucket of every paced scope the first time it is
 // used in a spell of local decisions: the fleet spent the burst on Redis
 // just before, so the hand-over must not add one, not even one request per
-// process.
+// process. A spaced scope's gap starts then too.
 func (s *Store) prime(ctx context.Context, scopes []store.ScopeAdmit) {
 	if !s.local.Load() && s.local.CompareAndSwap(false, true) {
 		s.localGen.Add(1)
@@ -318,8 +318,17 @@ func (s *Store) prime(ctx context.Context, scopes []store.ScopeAdmit) {
 		if done {
 			continue
 		}
-		rate, burst := sc.Rate, sc.Burst
 		snap, _ := s.mem.Snapshot(sc.Key)
+		if sc.Gap > 0 && snap.Rate <= 0 && !snap.NotBefore.After(now) {
+			// A spaced resource may have been written on Redis just
+			// before: the gap starts at the switch. A lease taken and
+			// given back at once starts it.
+			g := &store.Admission{Scopes: []store.ScopeAdmit{{Key: sc.Key, Gap: sc.Gap}}, LeaseTTL: time.Minute}
+			if d, err := s.mem.Admit(ctx, g); err == nil && d.Reason == store.Admitted {
+				_ = s.mem.Release(ctx, g, d.Lease)
+			}
+		}
+		rate, burst := sc.Rate, sc.Burst
 		if snap.Rate <= 0 && rate <= 0 {
 			continue // unpaced
 		}

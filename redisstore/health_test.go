@@ -215,3 +215,24 @@ func TestHandOverPrimesTheLearnedBucket(t *testing.T) {
 		t.Errorf("local Admit a turn later = %+v, %v; want admitted", d, err)
 	}
 }
+
+// At the switch to the fallback, a spaced resource's gap starts, as if
+// written on Redis just before, multiplied by Instances like every local
+// gap.
+func TestHandOverStartsGaps(t *testing.T) {
+	clock := time.Unix(1e9, 0)
+	f := &fakeRedis{}
+	s := New(f, Config{Instances: 2, FailThreshold: 1, Now: func() time.Time { return clock }})
+	f.s = s
+	defer s.Close()
+	f.setDown(true)
+	w := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "issue 1", Gap: time.Second}}}
+	d, err := s.Admit(context.Background(), w)
+	if err != nil || d.Reason != store.Spaced || d.Wait != 2*time.Second {
+		t.Fatalf("first local write = %+v, %v; want spaced for the gap of 1s times 2 instances", d, err)
+	}
+	clock = clock.Add(d.Wait)
+	if d, err := s.Admit(context.Background(), w); err != nil || d.Reason != store.Admitted {
+		t.Errorf("local write after the gap = %+v, %v; want admitted", d, err)
+	}
+}
