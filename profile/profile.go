@@ -43,6 +43,13 @@ type Profile struct {
 	// segment, with a braced segment fitting any one segment, has it as its
 	// endpoint. Nil means none.
 	Templates []string
+	// Limits names the limits, counted per tenant, that a request counts
+	// against by the provider's documentation, before any response has
+	// said so (GitHub's core and search resources, as x-ratelimit-resource
+	// names them: "resource:core"): an endpoint joins them from its first
+	// request. Nil means none: an endpoint joins a named limit only once
+	// it has reported it.
+	Limits func(method, path string) []string
 	// WriteKey returns the resource a write request targets, such as a Jira
 	// issue key, or "" when it targets none. Writes to one resource go one
 	// at a time, WriteGap apart. Nil means no resource keys.

@@ -299,7 +299,10 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// unspent.
 						over -= time.Second / 2
 					}
-					rate, burst, ttl = min(max(left, 0.5)/over.Seconds(), steady), 1, resetIn
+					// At least one request over what is left of the window:
+					// no pacing wait outlasts the reset, after which the
+					// quota is whole again.
+					rate, burst, ttl = max(min(max(left, 0.5)/over.Seconds(), steady), 1/over.Seconds()), 1, resetIn
 				}
 			}
 		} else if l.Has(header.HasRemaining) && l.Exhausted() {
