@@ -198,7 +198,10 @@ func decideServerError(p *retryPolicy, in *decideInput) decision {
 	if in.status < 500 && !in.overloaded || in.shouldRetry < 0 {
 		return decision{}
 	}
-	if !(in.serverRetry || in.overloaded || in.shouldRetry > 0) || !in.canRetry || in.attempt >= p.maxRetries {
+	// An overloaded answer from a provider that processes nothing it
+	// refuses (Anthropic's 529) is as safe to repeat as its throttles.
+	repeatable := in.canRetry || in.overloaded && in.notProcessed && in.rewindable
+	if !(in.serverRetry || in.overloaded || in.shouldRetry > 0) || !repeatable || in.attempt >= p.maxRetries {
 		return decision{}
 	}
 	delay := max(p.backoff(in.attempt), minServerRetry)

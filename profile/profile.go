@@ -85,9 +85,10 @@ type Profile struct {
 	Concurrency int
 
 	// ThrottledNotProcessed reports that the provider documents that a
-	// request it throttles is not processed, so a throttled request of any
-	// method, a POST without an Idempotency-Key included, is safe to send
-	// again. False means only requests safe to repeat are retried.
+	// request it throttles, or refuses as overloaded (see Overloaded), is
+	// not processed, so such a request of any method, a POST without an
+	// Idempotency-Key included, is safe to send again. False means only
+	// requests safe to repeat are retried.
 	ThrottledNotProcessed bool
 	// RetryServerErrors makes heed retry server errors (5xx) and transport
 	// errors of requests that are safe to repeat, with exponential backoff
