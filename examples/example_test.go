@@ -18,7 +18,7 @@ func Example() {
 		option.WithAPIKey(os.Getenv("OPENAI_API_KEY")))
 	ac := examples.NewAnthropicClient(&heed.Transport{
 		Profile:            examples.AnthropicProfile(),
-		RetryNonIdempotent: true, // retry a message's 529 and 5xx, as the SDK would
+		RetryNonIdempotent: true, // retry a message's 5xx too, as the SDK would
 	}, aoption.WithAPIKey(os.Getenv("ANTHROPIC_API_KEY")))
 	sc := examples.NewStripeClient(&heed.Transport{Profile: examples.StripeProfile()}, os.Getenv("STRIPE_SECRET_KEY"))
 	sl := examples.NewSlackClient(&heed.Transport{Profile: examples.SlackProfile()}, os.Getenv("SLACK_BOT_TOKEN"))
