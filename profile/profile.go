@@ -43,6 +43,12 @@ type Profile struct {
 	// segment, with a braced segment fitting any one segment, has it as its
 	// endpoint. Nil means none.
 	Templates []string
+	// TrimPath returns the part of a request's path that names its
+	// endpoint, without a prefix that names the account (Jira's
+	// /ex/jira/{cloudId} on api.atlassian.com), for Templates and
+	// [EndpointKey] to read. Nil means the whole path. Endpoint, when set,
+	// is given the whole path.
+	TrimPath func(path string) string
 	// WriteKey returns the resource a write request targets, such as a Jira
 	// issue key, or "" when it targets none. Writes to one resource go one
 	// at a time, WriteGap apart. Nil means no resource keys.
@@ -70,6 +76,28 @@ type Profile struct {
 	// [header.ScopeEndpoint] (the default, when empty) or
 	// [header.ScopeTenant] for providers whose limits are account-wide.
 	UnknownScope string
+
+	// ThrottledNotProcessed reports that the provider documents that a
+	// request it throttles is not processed, so a throttled request of any
+	// method, a POST without an Idempotency-Key included, is safe to send
+	// again. False means only requests safe to repeat are retried.
+	ThrottledNotProcessed bool
+	// RetryServerErrors makes heed retry server errors (5xx) and transport
+	// errors of requests that are safe to repeat, with exponential backoff
+	// and within the Transport's retry budget, as the provider's own SDKs
+	// do. False means only throttles are retried, and a 503 only with a
+	// wait, as Jira's guide asks.
+	RetryServerErrors bool
+	// Overloaded lists statuses that mean the server is overloaded rather
+	// than limiting the caller (Anthropic's 529): retried like server
+	// errors, counted by a circuit breaker, never taken for a rate limit.
+	// Nil means none.
+	Overloaded []int
+	// AddIdempotencyKey makes heed add an Idempotency-Key header, the same
+	// on every attempt, to POST and PATCH requests that carry none, so that
+	// they become safe to retry. Leave it false for SDKs that add their own
+	// (stripe-go does).
+	AddIdempotencyKey bool
 }
 
 // DefaultRate is the default steady-state pacing rate of an endpoint, in
@@ -127,6 +155,9 @@ func (p *Profile) WriteEndpoint(b *strings.Builder, method, path string, ids fun
 	}
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
+	}
+	if p != nil && p.TrimPath != nil {
+		path = p.TrimPath(path)
 	}
 	if p != nil {
 		for _, tpl := range p.Templates {
@@ -331,7 +362,9 @@ func isUUID(s string) bool {
 }
 
 // Names lists the profiles [ByName] knows, in a stable order.
-func Names() []string { return []string{"generic", "jira", "github", "openai"} }
+func Names() []string {
+	return []string{"generic", "jira", "github", "openai", "anthropic", "stripe", "slack", "shopify", "discord"}
+}
 
 // ByName returns the profile called name (one of [Names]), and whether
 // there is one. "generic" and "" give the generic profile, a nil *Profile.
@@ -345,6 +378,29 @@ func ByName(name string) (*Profile, bool) {
 		return GitHub(), true
 	case "openai":
 		return OpenAI(), true
+	case "anthropic":
+		return Anthropic(), true
+	case "stripe":
+		return Stripe(), true
+	case "slack":
+		return Slack(), true
+	case "shopify":
+		return Shopify(), true
+	case "discord":
+		return Discord(), true
 	}
 	return nil, false
+}
+
+// IsOverloaded reports whether status is one of [Profile.Overloaded].
+func (p *Profile) IsOverloaded(status int) bool {
+	if p == nil {
+		return false
+	}
+	for _, s := range p.Overloaded {
+		if s == status {
+			return true
+		}
+	}
+	return false
 }
