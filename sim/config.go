@@ -34,7 +34,9 @@ const (
 )
 
 // Profiles returns the profiles [New] accepts.
-func Profiles() []Profile { return []Profile{Jira, IETF, GitHub, OpenAI, Silent} }
+func Profiles() []Profile {
+	return append([]Profile{Jira, IETF, GitHub, OpenAI, Silent}, providerProfiles()...)
+}
 
 // Kind is the algorithm a [Limit] enforces.
 type Kind string
@@ -281,6 +283,9 @@ func DefaultLimits(p Profile) []Limit {
 		}
 	case Silent:
 		return []Limit{{Name: "limit_req", Quota: 10, Window: time.Second}}
+	}
+	if l := providerLimits(p); l != nil {
+		return l // providers.go
 	}
 	panic(fmt.Sprintf("sim: unknown profile %q", p))
 }
