@@ -10,18 +10,6 @@ import (
 	"github.com/heedhttp/heed/sim"
 )
 
-// bucket is what a token bucket of capacity c refilled at rate r a second
-// allows in d.
-func bucket(c, r float64) func(time.Duration) float64 {
-	return func(d time.Duration) float64 { return c + r*d.Seconds() }
-}
-
-// window is what a fixed window of q per w, aligned on the server's start,
-// allows in d.
-func window(q float64, w time.Duration) func(time.Duration) float64 {
-	return func(d time.Duration) float64 { return q * float64((d+w-1)/w) }
-}
-
 func TestGitHub(t *testing.T) {
 	run(t, scenario{
 		name:    "github core",
@@ -31,7 +19,7 @@ func TestGitHub(t *testing.T) {
 			return get(fmt.Sprintf("https://api.github.com/repos/o/r/issues/%d", i), "token "+cred, "Authorization")
 		},
 		creds:   [2]string{"ghp_a", "ghp_b"},
-		allowed: window(5000, time.Hour),
+		rate:    5000.0 / 3600,
 		long:    2 * time.Hour,
 		workers: 8,
 		reset:   time.Hour,
@@ -47,7 +35,7 @@ func TestGitHubSearch(t *testing.T) {
 			return get(fmt.Sprintf("https://api.github.com/search/issues?q=n%d", i), "token "+cred, "Authorization")
 		},
 		creds:   [2]string{"ghp_a", "ghp_b"},
-		allowed: window(30, time.Minute),
+		rate:    30.0 / 60,
 		long:    10 * time.Minute,
 		workers: 4,
 		reset:   time.Minute,
@@ -69,7 +57,8 @@ func TestOpenAI(t *testing.T) {
 			return post("https://api.openai.com/v1/chat/completions", "Bearer "+cred, "Authorization", "application/json", openAIBody(i))
 		},
 		creds:   [2]string{"sk-a", "sk-b"},
-		allowed: func(d time.Duration) float64 { return bucket(30000, 500)(d) / cost },
+		rate:    500 / cost,
+		burst:   30000 / cost,
 		long:    10 * time.Minute,
 		workers: 16,
 		reset:   time.Minute,
@@ -87,7 +76,8 @@ func TestAnthropic(t *testing.T) {
 				fmt.Sprintf(`{"model":"claude-sonnet-4","max_tokens":200,"messages":[{"role":"user","content":"%08d"}]}`, i%1e8))
 		},
 		creds:   [2]string{"sk-ant-a", "sk-ant-b"},
-		allowed: func(d time.Duration) float64 { return bucket(8000, 8000.0/60)(d) / output },
+		rate:    8000.0 / 60 / output,
+		burst:   8000 / output,
 		long:    10 * time.Minute,
 		workers: 8,
 		reset:   time.Minute,
@@ -103,7 +93,8 @@ func TestStripe(t *testing.T) {
 			return get(fmt.Sprintf("https://api.stripe.com/v1/customers?starting_after=cus_%d", i), "Bearer "+cred, "Authorization")
 		},
 		creds:   [2]string{"sk_live_a", "sk_live_b"},
-		allowed: bucket(25, 25),
+		rate:    25,
+		burst:   25,
 		long:    time.Minute,
 		workers: 8,
 		reset:   time.Second,
@@ -122,7 +113,8 @@ func TestStripeWrites(t *testing.T) {
 			return r
 		},
 		creds:   [2]string{"sk_live_a", "sk_live_b"},
-		allowed: bucket(25, 25),
+		rate:    25,
+		burst:   25,
 		long:    time.Minute,
 		workers: 8,
 		reset:   time.Second,
@@ -139,7 +131,9 @@ func TestSlackPostMessage(t *testing.T) {
 				fmt.Sprintf(`{"channel":"C1","text":"message %d"}`, i))
 		},
 		creds:   [2]string{"xoxb-a", "xoxb-b"},
-		allowed: bucket(3, 1),
+		rate:    1,
+		burst:   3,
+		short:   3,
 		long:    2 * time.Minute,
 		workers: 4,
 		reset:   time.Second,
@@ -159,7 +153,7 @@ func TestSlackTier2(t *testing.T) {
 				fmt.Sprintf("token=%s&cursor=c%d", cred, i))
 		},
 		creds:   [2]string{"xoxb-a", "xoxb-b"},
-		allowed: window(20, time.Minute),
+		rate:    20.0 / 60,
 		long:    10 * time.Minute,
 		workers: 4,
 		reset:   time.Minute,
@@ -175,7 +169,8 @@ func TestShopifyREST(t *testing.T) {
 			return get(fmt.Sprintf("https://shop1.myshopify.com/admin/api/2024-10/products/%d.json", 1000+i), cred, "X-Shopify-Access-Token")
 		},
 		creds:   [2]string{"shpat_a", "shpat_b"},
-		allowed: bucket(40, 2),
+		rate:    2,
+		burst:   40,
 		long:    2 * time.Minute,
 		workers: 4,
 		reset:   20 * time.Second,
@@ -184,16 +179,17 @@ func TestShopifyREST(t *testing.T) {
 
 func TestShopifyGraphQL(t *testing.T) {
 	// Requested 101 points, actual 51: admitted with 101 available, 51 spent.
-	const q = `{"query":"{ products(first: 98) { edges { node { id } } } }"}`
+	const q = `{"query":"{ products(first: 98) { edges { node { id } } } }","variables":{"n":%d}}`
 	run(t, scenario{
 		name:    "shopify graphql",
 		profile: profile.Shopify(),
 		sim:     sim.Scenario(sim.Shopify),
 		call: func(i int, cred string) *http.Request {
-			return post("https://shop1.myshopify.com/admin/api/2024-10/graphql.json", cred, "X-Shopify-Access-Token", "application/json", q)
+			return post("https://shop1.myshopify.com/admin/api/2024-10/graphql.json", cred, "X-Shopify-Access-Token", "application/json", fmt.Sprintf(q, i))
 		},
 		creds:   [2]string{"shpat_a", "shpat_b"},
-		allowed: func(d time.Duration) float64 { return bucket(2000-101+51, 100)(d) / 51 },
+		rate:    100.0 / 51,
+		burst:   (2000 - 101) / 51.0,
 		long:    2 * time.Minute,
 		workers: 4,
 		reset:   20 * time.Second,
@@ -210,7 +206,8 @@ func TestDiscord(t *testing.T) {
 				fmt.Sprintf(`{"content":"message %d"}`, i))
 		},
 		creds:   [2]string{"bot-a", "bot-b"},
-		allowed: window(5, 5*time.Second),
+		rate:    1,
+		short:   5,
 		long:    2 * time.Minute,
 		workers: 4,
 		reset:   5 * time.Second,
@@ -229,7 +226,7 @@ func TestDiscordGlobal(t *testing.T) {
 			return get(fmt.Sprintf("https://discord.com/api/v10/users/%d", 1000+i), "Bot "+cred, "Authorization")
 		},
 		creds:   [2]string{"bot-a", "bot-b"},
-		allowed: window(50, time.Second),
+		rate:    50,
 		long:    time.Minute,
 		workers: 8,
 		reset:   time.Second,
@@ -246,7 +243,8 @@ func TestJira(t *testing.T) {
 			return r
 		},
 		creds:   [2]string{"11111111-1111-1111-1111-111111111111", "22222222-2222-2222-2222-222222222222"},
-		allowed: bucket(100, 100),
+		rate:    100,
+		burst:   100,
 		long:    time.Minute,
 		workers: 8,
 		reset:   time.Second,
