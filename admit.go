@@ -30,10 +30,17 @@ const (
 // The whole wait is bounded by one deadline, set when admission starts:
 // MaxWait from now, or the context's deadline if sooner.
 func (t *Transport) admit(req *http.Request, r *request) (err error) {
+	if t.Shadow {
+		return t.admitShadow(req, r)
+	}
 	ctx := r.ctx
 	st := t.store()
 	failFast := t.FailFast || optionsFrom(ctx).failFast
-	deadline := time.Now().Add(t.maxWait())
+	now := r.start
+	if r.waited {
+		now = time.Now()
+	}
+	deadline := now.Add(t.maxWait())
 	byContext := false // the context's deadline is the binding one
 	if !r.deadline.IsZero() && r.deadline.Before(deadline) {
 		deadline, byContext = r.deadline, true
@@ -58,7 +65,10 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	horizon := reserveHorizon
 	var prev time.Duration // the last pacing wait beyond the horizon
 	for {
-		budget := time.Until(deadline)
+		budget := deadline.Sub(now)
+		if r.waited {
+			budget = time.Until(deadline)
+		}
 		r.adm.Paced, r.adm.MaxWait = paced, max(min(budget, horizon), time.Nanosecond)
 		d, err := st.Admit(ctx, &r.adm)
 		if err != nil {
@@ -122,10 +132,39 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		if t.OnWait != nil {
 			t.OnWait(WaitEvent{Request: req, Reason: d.Reason, Scope: d.Scope, Wait: wait})
 		}
-		if err := t.sleep(ctx, wait, d.Reason == store.Busy); err != nil {
+		r.waited = true
+		t.waitingOn(d.Scope, d.Reason, 1)
+		err = t.sleep(ctx, wait, d.Reason == store.Busy)
+		t.waitingOn(d.Scope, d.Reason, -1)
+		if err != nil {
 			return err
 		}
 	}
+}
+
+// admitShadow asks the store once, as admit would, reports what admit
+// would have done, and lets the request go at once.
+func (t *Transport) admitShadow(req *http.Request, r *request) error {
+	ctx := r.ctx
+	r.adm.Paced, r.adm.MaxWait = false, reserveHorizon
+	d, err := t.store().Admit(ctx, &r.adm)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return nil // the store is down: heed would fail; shadow sends
+	}
+	if d.Reason == store.Admitted {
+		r.lease = d.Lease
+		return nil
+	}
+	failFast := t.FailFast || optionsFrom(ctx).failFast
+	refused := d.Reason == store.Blocked && failFast || d.Reason != store.Busy && d.Wait > t.maxWait() ||
+		!r.deadline.IsZero() && time.Now().Add(d.Wait).After(r.deadline)
+	if t.OnWait != nil {
+		t.OnWait(WaitEvent{Request: req, Reason: d.Reason, Scope: d.Scope, Wait: d.Wait, Shadow: true, Refused: refused})
+	}
+	return nil
 }
 
 // queue waits to head the pacing queue of key, until deadline.

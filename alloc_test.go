@@ -33,7 +33,7 @@ func TestHotPathAllocations(t *testing.T) {
 
 	resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody}
 	base := roundTripFunc(func(*http.Request) (*http.Response, error) { return resp, nil })
-	for _, conc := range []int{-1, 0} { // no cap, and the default cap with its lease
+	for _, conc := range []int{-1, heed.DefaultConcurrency} { // no cap, and a cap with its lease
 		tr := &heed.Transport{Base: base, Concurrency: conc, Profile: &profile.Profile{Rate: func(string) float64 { return 1e12 }}}
 		req, _ := http.NewRequest(http.MethodGet, "https://acme.atlassian.net/rest/api/3/issue/PROJ-1", nil)
 		if n := testing.AllocsPerRun(1000, func() { _, _ = tr.RoundTrip(req) }); n > 3 {

@@ -2,6 +2,7 @@ package heed
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
 	"strings"
 	"sync"
@@ -18,13 +19,20 @@ import (
 // admission, and the buffers its responses are parsed and learned into.
 type request struct {
 	ctx      context.Context
+	req      *http.Request // the caller's, for events
 	adm      store.Admission
 	scopes   [scope.MaxPerRequest]store.ScopeAdmit
 	keys     learn.Request
 	endpoint string // endpoint template, for logs
-	canRetry bool
-	units    bool // some scope is charged a cost in tokens or points
+	// canRetry: the request is safe to repeat and its body can be sent
+	// again; rewindable: its body can be sent again.
+	canRetry, rewindable bool
+	units                bool   // some scope is charged a cost in tokens or points
+	idemKey              string // an Idempotency-Key heed adds, or ""
 
+	start    time.Time   // when RoundTrip began: the one clock read before sending
+	respAt   time.Time   // when the last response came
+	waited   bool        // admission waited, so start is no longer now
 	deadline time.Time   // the context's deadline, or zero
 	lease    store.Lease // held from admission to release; zero for none
 	renewal  *renewal    // renews lease while the request runs, or nil
@@ -55,7 +63,7 @@ const (
 func (t *Transport) classify(req *http.Request) *request {
 	p := t.Profile
 	r := requests.Get().(*request)
-	r.ctx = req.Context()
+	r.ctx, r.req, r.start = req.Context(), req, time.Now()
 	r.deadline, _ = r.ctx.Deadline()
 	opts := optionsFrom(r.ctx)
 
@@ -114,7 +122,7 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.scopes[n] = sc
 		n++
 	}
-	if key, ok := t.learner.Widened(tenant, endpointKey, time.Now()); ok && n < len(r.scopes) {
+	if key, ok := t.learner.Widened(tenant, endpointKey, r.start); ok && n < len(r.scopes) {
 		r.scopes[n] = store.ScopeAdmit{Key: key}
 		n++
 	}
@@ -125,9 +133,14 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.adm.Reserve = t.reserve()
 	}
 
-	r.canRetry = t.RetryNonIdempotent || isIdempotent(req)
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
-		r.canRetry = false // it cannot be sent twice
+	r.rewindable = req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	if p != nil && p.AddIdempotencyKey && (req.Method == http.MethodPost || req.Method == http.MethodPatch) &&
+		req.Header.Get("Idempotency-Key") == "" {
+		r.idemKey = rand.Text()
+	}
+	r.canRetry = r.rewindable && (t.RetryNonIdempotent || isIdempotent(req) || r.idemKey != "")
+	if t.retryable() {
+		t.budget.deposit(t.retryBudget())
 	}
 	return r
 }
@@ -154,7 +167,7 @@ func (r *request) fail(req *http.Request, err error) error {
 // its limits: only other 5xx count as failures.
 func (r *request) sendDone(resp *http.Response, throttled bool) {
 	if r.done != nil {
-		r.done(resp.StatusCode >= 500 && !throttled, time.Now())
+		r.done(resp.StatusCode >= 500 && !throttled, r.respAt)
 		r.done = nil
 	}
 }

@@ -1,8 +1,11 @@
 package heed
 
 import (
+	"errors"
 	"net/http"
 	"time"
+
+	"github.com/heedhttp/heed/breaker"
 
 	"github.com/heedhttp/heed/header"
 	"github.com/heedhttp/heed/internal/learn"
@@ -15,6 +18,9 @@ const (
 	minThrottleWait = time.Second
 	// retryJitter is the most random delay added to a server's wait.
 	retryJitter = 500 * time.Millisecond
+	// minServerRetry is the least heed waits before retrying a server
+	// error, however the backoff's jitter falls.
+	minServerRetry = 100 * time.Millisecond
 )
 
 // retryPolicy is what decide needs of the Transport's settings.
@@ -30,7 +36,7 @@ type retryPolicy struct {
 // decide decides what to do with the response to attempt of r.
 func (t *Transport) decide(r *request, resp *http.Response, attempt int) decision {
 	p := t.policy()
-	in := r.decideInput(resp, attempt)
+	in := t.decideInput(r, resp, attempt)
 	return decide(&p, &in)
 }
 
@@ -55,11 +61,20 @@ type decideInput struct {
 	keys       *learn.Request
 	// widen reports that learning takes a bare 429 for a limit of the
 	// whole tenant.
-	widen    bool
-	canRetry bool
-	attempt  int
-	now      time.Time
-	deadline time.Time // the context's, or zero
+	widen bool
+	// canRetry reports a request safe to repeat; rewindable, one whose body
+	// can be sent again (a throttled request the provider did not process
+	// may then be retried, whatever its method).
+	canRetry, rewindable bool
+	// The profile's: a throttled request is not processed; server errors
+	// are retried; this status means overloaded.
+	notProcessed, serverRetry, overloaded bool
+	// shouldRetry is the server's own word (X-Should-Retry,
+	// Stripe-Should-Retry): 1 for true, -1 for false, 0 for none.
+	shouldRetry int8
+	attempt     int
+	now         time.Time
+	deadline    time.Time // the context's, or zero
 }
 
 // decision is what heed does with one response.
@@ -76,20 +91,45 @@ type decision struct {
 	Block store.Block
 	// Event is the throttle to report, when Throttled.
 	Event LimitedEvent
+	// Budgeted reports a retry of a server error, which takes one token of
+	// the Transport's retry budget or is not made.
+	Budgeted bool
 }
 
-func (r *request) decideInput(resp *http.Response, attempt int) decideInput {
+func (t *Transport) decideInput(r *request, resp *http.Response, attempt int) decideInput {
+	p := t.Profile
 	return decideInput{
-		status:     resp.StatusCode,
-		obs:        &r.obs,
-		retryAfter: resp.Header.Get("Retry-After"),
-		keys:       &r.keys,
-		widen:      r.plan.Widen,
-		canRetry:   r.canRetry,
-		attempt:    attempt,
-		now:        time.Now(),
-		deadline:   r.deadline,
+		status:       resp.StatusCode,
+		obs:          &r.obs,
+		retryAfter:   resp.Header.Get("Retry-After"),
+		keys:         &r.keys,
+		widen:        r.plan.Widen,
+		canRetry:     r.canRetry,
+		rewindable:   r.rewindable,
+		notProcessed: p != nil && p.ThrottledNotProcessed,
+		serverRetry:  p != nil && p.RetryServerErrors,
+		overloaded:   p.IsOverloaded(resp.StatusCode),
+		shouldRetry:  shouldRetry(resp.Header),
+		attempt:      attempt,
+		now:          r.respAt,
+		deadline:     r.deadline,
 	}
+}
+
+// shouldRetry reads a server's own word on retrying: OpenAI's and
+// Anthropic's X-Should-Retry, Stripe's Stripe-Should-Retry.
+func shouldRetry(h http.Header) int8 {
+	v := h.Get("X-Should-Retry")
+	if v == "" {
+		v = h.Get("Stripe-Should-Retry")
+	}
+	switch v {
+	case "true":
+		return 1
+	case "false":
+		return -1
+	}
+	return 0
 }
 
 // decide chooses what to do with a response. Anything but a throttle is
@@ -104,7 +144,7 @@ func (r *request) decideInput(resp *http.Response, attempt int) decideInput {
 func decide(p *retryPolicy, in *decideInput) decision {
 	obs := in.obs
 	if !obs.Throttled {
-		return decision{}
+		return decideServerError(p, in)
 	}
 	serverWait, hasWait := obs.RetryAfter, obs.HasRetryAfter
 	if hasWait && !isDeltaSeconds(in.retryAfter) {
@@ -130,7 +170,8 @@ func decide(p *retryPolicy, in *decideInput) decision {
 	}
 	key := in.keys.ScopeKey(kind)
 
-	retry := in.canRetry && in.attempt < p.maxRetries && serverWait <= p.maxWait
+	repeatable := in.canRetry || in.notProcessed && in.rewindable
+	retry := repeatable && in.attempt < p.maxRetries && serverWait <= p.maxWait && in.shouldRetry >= 0
 	if !in.deadline.IsZero() && in.now.Add(delay).After(in.deadline) {
 		retry = false
 	}
@@ -142,6 +183,39 @@ func decide(p *retryPolicy, in *decideInput) decision {
 		Event: LimitedEvent{StatusCode: in.status, Reason: obs.Reason, Scope: key,
 			RetryAfter: obs.RetryAfter, Attempt: in.attempt},
 	}
+}
+
+// decideServerError decides on a response that is no throttle: a server
+// error (5xx) or an overloaded status is retried, with exponential backoff
+// and full jitter, when the profile retries server errors (or the server
+// says to), the request is safe to repeat, it has retries left, and the
+// delay ends before the deadline; the retry takes a token of the retry
+// budget. Anything else is returned.
+func decideServerError(p *retryPolicy, in *decideInput) decision {
+	if in.status < 500 && !in.overloaded || in.shouldRetry < 0 {
+		return decision{}
+	}
+	if !(in.serverRetry || in.overloaded || in.shouldRetry > 0) || !in.canRetry || in.attempt >= p.maxRetries {
+		return decision{}
+	}
+	delay := max(p.backoff(in.attempt), minServerRetry)
+	if !in.deadline.IsZero() && in.now.Add(delay).After(in.deadline) {
+		return decision{}
+	}
+	return decision{Retry: true, Delay: delay, Budgeted: true}
+}
+
+// decideError decides on a transport error (no response): retried like a
+// server error, for requests safe to repeat, when the profile retries
+// server errors.
+func (t *Transport) decideError(r *request, err error, attempt int) decision {
+	if r.ctx.Err() != nil || errors.Is(err, ErrNotRewindable) || errors.Is(err, breaker.ErrOpen) {
+		return decision{}
+	}
+	p := t.policy()
+	in := decideInput{status: 599, serverRetry: t.Profile != nil && t.Profile.RetryServerErrors,
+		canRetry: r.canRetry, attempt: attempt, now: time.Now(), deadline: r.deadline}
+	return decideServerError(&p, &in)
 }
 
 // backoff is exponential backoff with full jitter: a random delay up to

@@ -20,6 +20,13 @@ type WaitEvent struct {
 	Scope string
 	// Wait is how long the request waits now; it may wait again after.
 	Wait time.Duration
+	// Shadow reports a Transport in shadow mode: the request would have
+	// waited Wait, and was sent at once instead.
+	Shadow bool
+	// Refused reports, in shadow mode, that the Transport would have
+	// refused the request with a LimitedError (a fail-fast request meeting
+	// a block, or a wait beyond MaxWait).
+	Refused bool
 }
 
 // LimitedEvent describes a response that is a throttle (a 429, a 503 with a
@@ -51,6 +58,40 @@ type RetryEvent struct {
 	// Delay is how long heed waits before the retry (admission may wait
 	// longer, for a block another caller recorded).
 	Delay time.Duration
+	// Denied reports a retry of a server error that was not made: the
+	// Transport's retry budget was spent.
+	Denied bool
+	// Shadow reports a Transport in shadow mode: the retry would have been
+	// made, and the response was returned instead.
+	Shadow bool
+}
+
+// LimitsEvent describes the limits one response advertised, given to
+// [Transport.OnLimits].
+type LimitsEvent struct {
+	// Request is the caller's request. It must not be changed.
+	Request *http.Request
+	// Limits are the response's limits, as heed read them.
+	Limits []Limit
+}
+
+// Limit is one limit a response advertised.
+type Limit struct {
+	// Name is the server's name for it, or "" when it gave none.
+	Name string
+	// Scope is the server's hint of what it applies to: "global",
+	// "tenant", "endpoint", "key", "resource:NAME", "bucket:ID", or "".
+	Scope string
+	// Unit is what it counts: "requests", "tokens", "points" ...
+	Unit string
+	// Quota is the units allowed per Window, or zero when unknown.
+	Quota float64
+	// Remaining is the units left, or -1 when unknown.
+	Remaining float64
+	// Window is the limit's window, or zero when unknown.
+	Window time.Duration
+	// ResetIn is how long until the window resets, or zero when unknown.
+	ResetIn time.Duration
 }
 
 // BreakerEvent describes a request refused by its tenant's open circuit

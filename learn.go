@@ -15,6 +15,7 @@ import (
 // internal/learn, the planner).
 func (t *Transport) learn(r *request, resp *http.Response) {
 	now := time.Now()
+	r.respAt = now
 	header.ParseInto(&r.obs, resp.StatusCode, resp.Header, peekBody(resp), now)
 	in := learn.Input{Req: &r.keys, Obs: &r.obs, Status: resp.StatusCode, SentAt: r.sentAt, Now: now}
 	if r.units && !r.obs.Throttled {
@@ -23,6 +24,32 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 		}
 	}
 	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew()}, &in, &r.plan)
+	if t.OnLimits != nil && len(r.obs.Limits) > 0 {
+		t.OnLimits(LimitsEvent{Request: r.req, Limits: limitsOf(&r.obs, now)})
+	}
+}
+
+// limitsOf copies what an observation says of its limits, for OnLimits.
+func limitsOf(obs *header.Observation, now time.Time) []Limit {
+	out := make([]Limit, len(obs.Limits))
+	for i := range obs.Limits {
+		l := &obs.Limits[i]
+		lim := Limit{Name: l.Name, Scope: l.Scope, Unit: string(l.Unit), Remaining: -1}
+		if l.Has(header.HasQuota) {
+			lim.Quota = l.Quota
+		}
+		if l.Has(header.HasRemaining) {
+			lim.Remaining = l.Remaining
+		}
+		if l.Has(header.HasWindow) {
+			lim.Window = l.Window
+		}
+		if l.Has(header.HasReset) {
+			lim.ResetIn = max(l.Reset.Sub(now), 0)
+		}
+		out[i] = lim
+	}
+	return out
 }
 
 // apply carries out what learning planned and decide decided: it reports

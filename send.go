@@ -15,18 +15,25 @@ import (
 // tenant's circuit breaker when there is one, to Base.
 func (t *Transport) send(req *http.Request, r *request, attempt int) (*http.Response, error) {
 	out := req
-	if attempt > 0 {
+	if attempt > 0 || r.idemKey != "" {
 		out = req.Clone(r.ctx)
-		if req.Body != nil && req.Body != http.NoBody {
+		if attempt > 0 && req.Body != nil && req.Body != http.NoBody {
 			body, err := req.GetBody()
 			if err != nil {
 				return nil, fmt.Errorf("%w: GetBody: %w", ErrNotRewindable, err)
 			}
 			out.Body = body
 		}
+		if r.idemKey != "" {
+			out.Header.Set("Idempotency-Key", r.idemKey)
+		}
+	}
+	r.sentAt = r.start
+	if r.waited || attempt > 0 {
+		r.sentAt = time.Now()
 	}
 	if br := t.breakerFor(r.tenant()); br != nil {
-		done, err := br.Allow(time.Now())
+		done, err := br.Allow(r.sentAt)
 		if err != nil {
 			if t.OnBreaker != nil {
 				ev := BreakerEvent{Request: req, Tenant: r.tenant()}
@@ -43,7 +50,6 @@ func (t *Transport) send(req *http.Request, r *request, attempt int) (*http.Resp
 		r.done = done
 	}
 	r.sent = true
-	r.sentAt = time.Now()
 	resp, err := t.base().RoundTrip(out)
 	if err != nil {
 		if r.done != nil {

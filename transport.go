@@ -6,10 +6,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heedhttp/heed/breaker"
 	"github.com/heedhttp/heed/internal/learn"
+	"github.com/heedhttp/heed/internal/scope"
 	"github.com/heedhttp/heed/memstore"
 	"github.com/heedhttp/heed/profile"
 	"github.com/heedhttp/heed/store"
@@ -17,7 +19,9 @@ import (
 
 // Defaults of a [Transport] whose fields are zero.
 const (
-	DefaultConcurrency = 8
+	// DefaultConcurrency is the Jira profile's cap on requests in flight
+	// per tenant, and a Job's on items at once.
+	DefaultConcurrency = profile.JiraConcurrency
 	DefaultMaxRetries  = 4
 	DefaultMaxWait     = 60 * time.Second
 	DefaultBackoffBase = 2 * time.Second
@@ -28,6 +32,9 @@ const (
 	// The margin covers other clients of the same allowance that heed
 	// cannot see; when they exist, their 429s slow heed further.
 	DefaultTarget = learn.DefaultTarget
+	// DefaultRetryBudget is the share of requests whose server errors may
+	// be retried.
+	DefaultRetryBudget = 0.2
 	// DefaultReserve is the share of each scope's burst kept for
 	// interactive requests: background requests may not use it.
 	DefaultReserve = 0.2
@@ -71,8 +78,10 @@ type Transport struct {
 	// profile (see [profile.Profile]).
 	Profile *profile.Profile
 
-	// Concurrency caps the requests in flight per tenant. Zero means
-	// DefaultConcurrency; negative means no cap.
+	// Concurrency caps the requests in flight per tenant. Zero means the
+	// profile's [profile.Profile.Concurrency] (the Jira profile caps at
+	// DefaultConcurrency; the generic profile does not cap); negative means
+	// no cap.
 	Concurrency int
 	// MaxRetries caps the retries of one request. Zero means
 	// DefaultMaxRetries; negative means no retries.
@@ -96,10 +105,25 @@ type Transport struct {
 	// means DefaultClockSkew; negative means none.
 	ClockSkew time.Duration
 
+	// RetryBudget caps the retries of server errors and transport errors
+	// (see [profile.Profile.RetryServerErrors]) across every caller of the
+	// Transport, so that an outage does not multiply the load on it: each
+	// request earns RetryBudget of a retry, and a retry spends one, with a
+	// reserve of a few for a quiet start. Throttles are not counted: their
+	// waits already hold the load back. Zero means DefaultRetryBudget;
+	// negative means no such retries.
+	RetryBudget float64
 	// RetryNonIdempotent retries POST and PATCH requests too. By default
 	// only GET, HEAD, OPTIONS, PUT, DELETE and requests carrying an
 	// Idempotency-Key header are retried.
 	RetryNonIdempotent bool
+	// Shadow makes the Transport compute every decision and report what it
+	// would have done, through the hooks (WaitEvent.Shadow and Refused,
+	// RetryEvent.Shadow) and so the metrics, while sending every request
+	// at once and retrying none: turn heed on in production and see its
+	// effect before it enforces anything. It still learns, so what it
+	// reports is what it would do.
+	Shadow bool
 	// FailFast makes a request that meets a blocked scope fail at once
 	// with a LimitedError instead of waiting. [WithFailFast] sets it for
 	// one request.
@@ -148,6 +172,9 @@ type Transport struct {
 	OnRetry func(RetryEvent)
 	// OnBlock is called each time a scope is blocked. Nil means no call.
 	OnBlock func(BlockEvent)
+	// OnLimits is called for each response that advertises limits, with
+	// what it says of them (for utilisation metrics). Nil means no call.
+	OnLimits func(LimitsEvent)
 	// OnBreaker is called when a tenant's open circuit breaker refuses a
 	// request. Nil means no call.
 	OnBreaker func(BreakerEvent)
@@ -155,6 +182,8 @@ type Transport struct {
 	initOnce sync.Once
 	mem      *memstore.Store
 	learner  learn.Memory
+	budget   budget
+	waiting  [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
 	paths    learn.Paths
 	ids      func(prefix, seg string) bool // paths.IDs, bound once
 	fifo     fifo
@@ -191,6 +220,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.send(req, r, attempt)
 		if err != nil {
 			t.release(r)
+			if d := t.decideError(r, err, attempt); d.Retry && !t.Shadow && t.budget.take() {
+				t.retrying(req, r, nil, attempt, d.Delay, retryMade)
+				if err := t.sleep(r.ctx, d.Delay, false); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			return nil, r.fail(req, err)
 		}
 		// Learn before releasing: a caller waiting for this request's
@@ -204,8 +240,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !d.Retry {
 			return resp, nil
 		}
+		if t.Shadow {
+			t.retrying(req, r, resp, attempt, d.Delay, retryShadow)
+			return resp, nil
+		}
+		if d.Budgeted && !t.budget.take() {
+			t.retrying(req, r, resp, attempt, d.Delay, retryDenied)
+			return resp, nil
+		}
 		drain(resp.Body)
-		t.retrying(req, r, resp, attempt, d.Delay)
+		t.retrying(req, r, resp, attempt, d.Delay, retryMade)
 		// Wait out our own delay even if the store lost the block; admit
 		// then waits for any longer block another caller recorded.
 		if err := t.sleep(r.ctx, d.Delay, false); err != nil {
@@ -222,13 +266,19 @@ func (t *Transport) done(r *request) {
 }
 
 // retrying reports a retry about to be made after delay.
-func (t *Transport) retrying(req *http.Request, r *request, resp *http.Response, attempt int, delay time.Duration) {
-	if t.OnRetry != nil {
-		t.OnRetry(RetryEvent{Request: req, Attempt: attempt + 1, StatusCode: resp.StatusCode, Delay: delay})
+func (t *Transport) retrying(req *http.Request, r *request, resp *http.Response, attempt int, delay time.Duration, how retryHow) {
+	r.waited = true // the retry's delay passes before it is admitted again
+	status := 0     // a transport error
+	if resp != nil {
+		status = resp.StatusCode
 	}
-	if t.Logger != nil {
+	if t.OnRetry != nil {
+		t.OnRetry(RetryEvent{Request: req, Attempt: attempt + 1, StatusCode: status, Delay: delay,
+			Denied: how == retryDenied, Shadow: how == retryShadow})
+	}
+	if t.Logger != nil && how == retryMade {
 		t.Logger.LogAttrs(r.ctx, slog.LevelWarn, "heed: retrying", slog.String("endpoint", r.endpoint),
-			slog.Int("status", resp.StatusCode), slog.Int("attempt", attempt+1), slog.Duration("delay", delay))
+			slog.Int("status", status), slog.Int("attempt", attempt+1), slog.Duration("delay", delay))
 	}
 }
 
@@ -265,10 +315,15 @@ func (t *Transport) maxRetries() int {
 }
 
 func (t *Transport) concurrency() int {
-	if t.Concurrency < 0 {
+	switch {
+	case t.Concurrency < 0:
 		return 0
+	case t.Concurrency > 0:
+		return t.Concurrency
+	case t.Profile != nil:
+		return t.Profile.Concurrency
 	}
-	return orDefault(t.Concurrency, DefaultConcurrency)
+	return 0
 }
 
 func (t *Transport) skew() time.Duration {
@@ -330,5 +385,56 @@ func (t *Transport) sleep(ctx context.Context, d time.Duration, onRelease bool) 
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// retryable reports whether the Transport retries server errors at all.
+func (t *Transport) retryable() bool {
+	return t.RetryBudget >= 0 && t.Profile != nil && (t.Profile.RetryServerErrors || len(t.Profile.Overloaded) > 0)
+}
+
+func (t *Transport) retryBudget() float64 { return orDefault(t.RetryBudget, DefaultRetryBudget) }
+
+// retryHow says whether a retry is made, or why not.
+type retryHow uint8
+
+const (
+	retryMade   retryHow = iota
+	retryDenied          // the retry budget is spent
+	retryShadow          // shadow mode: reported, not made
+)
+
+// Waiting is how many requests wait now, before they are sent, for one
+// reason on one kind of scope.
+type Waiting struct {
+	// Kind is the kind of scope that holds them: global, tenant, endpoint,
+	// key or limit.
+	Kind string
+	// Reason is what they wait for: blocked, paced, busy or spaced.
+	Reason string
+	// N is how many.
+	N int
+}
+
+// Waiting returns how many of the Transport's requests wait now, by the
+// kind of scope that holds them and the reason, leaving out the zeros.
+func (t *Transport) Waiting() []Waiting {
+	var out []Waiting
+	for k := range t.waiting {
+		for reason := range t.waiting[k] {
+			if n := t.waiting[k][reason].Load(); n > 0 {
+				out = append(out, Waiting{Kind: scope.Kind(k).String(), Reason: store.WaitReason(reason).String(), N: int(n)})
+			}
+		}
+	}
+	return out
+}
+
+// waitingOn counts a request waiting on key for reason (by +1, or -1 once
+// it stops).
+func (t *Transport) waitingOn(key string, reason store.WaitReason, by int64) {
+	kind, _, _ := scope.Parse(key)
+	if int(kind) < len(t.waiting) && int(reason) < len(t.waiting[kind]) {
+		t.waiting[kind][reason].Add(by)
 	}
 }

@@ -186,6 +186,7 @@ func TestGoodput(t *testing.T) {
 			}
 		})
 	}
+	hostGoodput(t, &md)
 	if *write {
 		if err := os.WriteFile("RESULTS-goodput.md", []byte(md.String()), 0o644); err != nil {
 			t.Fatal(err)

@@ -28,6 +28,7 @@ func Jira() *Profile {
 		TrimPath:     jiraTrimPath,
 		WriteKey:     func(r *http.Request) string { return JiraIssueKey(r.URL.Path) },
 		WriteGap:     DefaultWriteGap,
+		Concurrency:  JiraConcurrency,
 		Rate:         DefaultRate,
 		UnknownScope: header.ScopeEndpoint,
 	}
@@ -60,6 +61,10 @@ func jiraTrimPath(path string) string {
 	}
 	return "/"
 }
+
+// JiraConcurrency is the Jira profile's cap on requests in flight per
+// tenant: Atlassian's guide asks apps to cap their concurrency.
+const JiraConcurrency = 8
 
 // JiraIssueKey returns the issue key or id in a Jira REST path such as
 // /rest/api/3/issue/PROJ-1/comment, or "" when the path names no issue.

@@ -77,6 +77,12 @@ type Profile struct {
 	// [header.ScopeTenant] for providers whose limits are account-wide.
 	UnknownScope string
 
+	// Concurrency caps the requests in flight per tenant, for providers
+	// that ask for a cap (Jira's guide does) or limit concurrency. Zero
+	// means no cap: a cap the server does not ask for only makes a slow
+	// endpoint hold back the others.
+	Concurrency int
+
 	// ThrottledNotProcessed reports that the provider documents that a
 	// request it throttles is not processed, so a throttled request of any
 	// method, a POST without an Idempotency-Key included, is safe to send

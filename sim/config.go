@@ -52,6 +52,12 @@ const (
 	// Concurrency admits at most Quota requests in flight at once; a request
 	// is in flight until its response has been written. It is not scaled.
 	Concurrency Kind = "concurrency"
+	// LeakyBucket is nginx's limit_req: Quota per Window drains an excess
+	// that every admitted request raises by one; a request that would raise
+	// it above Burst is rejected. Unless NoDelay is set, an admitted request
+	// is delayed by its excess over the rate before it is served (burst=N);
+	// with NoDelay it is served at once (burst=N nodelay).
+	LeakyBucket Kind = "leaky"
 )
 
 // Per says which requests share one instance of a [Limit]: its scope.
@@ -96,8 +102,21 @@ type Limit struct {
 	Quota float64
 	// Window is the length of the limit's period; zero means one second.
 	Window time.Duration
-	// Burst is a TokenBucket's capacity; zero means Quota. It is scaled.
+	// Burst is a TokenBucket's capacity; zero means Quota. For a
+	// LeakyBucket it is the excess queued or served above the rate (nginx's
+	// burst=N); zero means none. It is scaled.
 	Burst float64
+	// NoDelay makes a LeakyBucket serve its burst at once, as nginx's
+	// nodelay does, instead of delaying each request by its excess.
+	NoDelay bool
+	// Dialect, when set, is how responses speak of this limit, whatever the
+	// profile (see [Dialect]). A Server any of whose limits has a Dialect
+	// writes only the dialects of the limits that apply to a request, so one
+	// host can have routes with different header styles.
+	Dialect Dialect
+	// Status is the status of a rejection by this limit when it has a
+	// Dialect; zero means 429. nginx's limit_req answers 503 by default.
+	Status int
 	// RetryAfter, when positive, is the Retry-After every rejection by this
 	// limit carries, whatever the real wait (Jira's burst limit always says
 	// 1). Zero means the time until the request would be admitted, rounded

@@ -17,6 +17,10 @@ const lowFraction = 0.2
 // respond writes o's status, headers and body the way the profile's
 // provider does, and sets the waits it mandates; s.mu is held.
 func (s *Server) respond(o *outcome) {
+	if s.dialects {
+		s.perLimit(o)
+		return
+	}
 	switch s.profile {
 	case Jira, IETF:
 		s.structured(o)

@@ -12,6 +12,15 @@
 // one. [Server.Truth] returns it; GET /_sim/truth serves it as JSON, and
 // POST /_sim/reset clears it.
 //
+// A [Limit] can also speak a [Dialect] of its own (IETF drafts 6, 7 and 8,
+// X-RateLimit-* with epoch resets, Retry-After only, or nothing at all) and
+// answer with a [Limit.Status] of its own, so that one host can have routes
+// each with its own limiter and header style; a [LeakyBucket] is nginx's
+// limit_req, with a burst that is queued and delayed or, with NoDelay,
+// served at once. [MultiRoute], [SharedPolicy], [LeakyRoutes], [ShortIDs],
+// [HourlyQuota] and [RoundedReset] are presets of such servers, built to be
+// unlike the provider profiles.
+//
 // Requests are grouped the way Jira groups them. The tenant is the {tenant}
 // of a /t/{tenant}/ path prefix, or else the Host. The endpoint is the
 // method and the path with ids replaced by {id} (segments of three or more

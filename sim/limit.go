@@ -32,7 +32,7 @@ func newRule(l Limit, scale float64) rule {
 		panic(fmt.Sprintf("sim: limit %q: PerKey needs a Key func", l.Name))
 	}
 	switch l.Kind {
-	case "", TokenBucket, FixedWindow, Concurrency:
+	case "", TokenBucket, FixedWindow, Concurrency, LeakyBucket:
 	default:
 		panic(fmt.Sprintf("sim: limit %q: unknown Kind %q", l.Name, l.Kind))
 	}
@@ -58,6 +58,14 @@ func newRule(l Limit, scale float64) rule {
 	ru.capacity = ru.quota
 	if l.Kind == TokenBucket && l.Burst > 0 {
 		ru.capacity = max(1, l.Burst*scale)
+	}
+	if l.Kind == LeakyBucket {
+		ru.capacity = max(0, l.Burst*scale)
+	}
+	switch l.Dialect {
+	case "", Draft6, Draft7, Draft8, XRateLimit, RetryAfterOnly, Bare:
+	default:
+		panic(fmt.Sprintf("sim: limit %q: unknown Dialect %q", l.Name, l.Dialect))
 	}
 	ru.rate = ru.quota / ru.window.Seconds()
 	return ru
@@ -111,6 +119,8 @@ func (ru *rule) advance(st *state, start, now time.Time) {
 		if w := int64(now.Sub(start) / ru.window); w != st.win {
 			st.win, st.used = w, 0
 		}
+	case LeakyBucket:
+		ru.drain(st, now)
 	}
 }
 
@@ -128,6 +138,11 @@ func (ru *rule) wait(st *state, start, now time.Time, cost float64) (time.Durati
 			return 0, true
 		}
 		return ru.windowEnd(st, start).Sub(now), false
+	case LeakyBucket:
+		if e := ru.excess(st, cost); e > ru.capacity+eps {
+			return seconds((e - ru.capacity) / ru.rate), false
+		}
+		return 0, true
 	}
 	return 0, st.inflight < int(ru.quota)
 }
@@ -140,6 +155,8 @@ func (ru *rule) consume(st *state, cost float64) {
 		st.used += cost
 	case Concurrency:
 		st.inflight++
+	case LeakyBucket:
+		st.tokens = ru.excess(st, cost)
 	}
 }
 
@@ -150,6 +167,8 @@ func (ru *rule) remaining(st *state) float64 {
 		return max(0, math.Floor(st.tokens+eps))
 	case FixedWindow:
 		return max(0, math.Floor(ru.quota-st.used+eps))
+	case LeakyBucket:
+		return max(0, math.Floor(ru.capacity-max(0, st.tokens)+eps))
 	}
 	return float64(max(0, int(ru.quota)-st.inflight))
 }
@@ -162,6 +181,8 @@ func (ru *rule) reset(st *state, start, now time.Time) time.Duration {
 		return seconds((ru.capacity - st.tokens) / ru.rate)
 	case FixedWindow:
 		return ru.windowEnd(st, start).Sub(now)
+	case LeakyBucket:
+		return seconds(max(0, st.tokens) / ru.rate)
 	}
 	return 0
 }
@@ -183,6 +204,9 @@ func (ru *rule) idle(st *state, start, now time.Time) bool {
 	case FixedWindow:
 		ru.advance(st, start, now)
 		return st.used == 0
+	case LeakyBucket:
+		ru.advance(st, start, now)
+		return st.tokens <= -1+eps
 	}
 	return true
 }

@@ -25,12 +25,13 @@ const sweepEvery = 10 * time.Second
 // Two paths are reserved: GET /_sim/truth serves [Server.Truth] as JSON, and
 // POST /_sim/reset clears all state and counters.
 type Server struct {
-	cfg     Config
-	profile Profile
-	rules   []rule
-	grace   time.Duration
-	dupWin  time.Duration
-	step    time.Duration
+	cfg      Config
+	profile  Profile
+	dialects bool // some limit has a Dialect: responses speak per limit
+	rules    []rule
+	grace    time.Duration
+	dupWin   time.Duration
+	step     time.Duration
 
 	mu        sync.Mutex
 	rng       *rand.Rand
@@ -60,6 +61,7 @@ func New(cfg Config) *Server {
 	}
 	for _, l := range limits {
 		s.rules = append(s.rules, newRule(l, cfg.scale()))
+		s.dialects = s.dialects || l.Dialect != ""
 	}
 	seed := uint64(cfg.Seed)
 	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
@@ -262,6 +264,9 @@ func (s *Server) settle(o *outcome, c *clientTruth, step int64) {
 			v := &o.views[i]
 			v.rule.consume(v.st, v.cost)
 			v.st.truth.Accepted++
+			if v.rule.Kind == LeakyBucket && !v.rule.NoDelay {
+				o.delay = max(o.delay, s.cfg.Latency+v.rule.queueDelay(v.st))
+			}
 			if v.rule.Kind == Concurrency {
 				o.held = append(o.held, v.st)
 			}
@@ -307,6 +312,9 @@ func (s *Server) state(i int, scope string, now time.Time) *state {
 	st := s.states[k]
 	if st == nil {
 		st = &state{tokens: ru.capacity, last: now, win: -1, truth: s.scopeTruth(k)}
+		if ru.Kind == LeakyBucket {
+			st.tokens = -1 // no excess, and a first request leaves none
+		}
 		s.states[k] = st
 	}
 	ru.advance(st, s.start, now)

@@ -115,7 +115,8 @@ func TestDemoExactTable(t *testing.T) {
 	})
 }
 
-// The README's demo takes about 30s and -fast about 10s, and in both heed
+// The README's demo takes about 30s and -fast under 11s (the slowest client sets
+// it: heed itself ends in about 6s), and in both heed
 // completes every operation without a 429 and scores the best efficiency,
 // ahead of naive-retry and then none.
 func TestDemoDurationAndVerdict(t *testing.T) {
@@ -126,7 +127,7 @@ func TestDemoDurationAndVerdict(t *testing.T) {
 		minHeed          int // heed's least efficiency, percent
 	}{
 		{name: "default", args: []string{"demo", "-svg", ""}, minTime: 25 * time.Second, maxTime: 31 * time.Second, minHeed: 88},
-		{name: "fast", args: []string{"demo", "-fast", "-svg", ""}, minTime: 8 * time.Second, maxTime: 11 * time.Second, minHeed: 80},
+		{name: "fast", args: []string{"demo", "-fast", "-svg", ""}, minTime: 6 * time.Second, maxTime: 11 * time.Second, minHeed: 80},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed/header"
+	"github.com/heedhttp/heed/profile"
 )
 
 // maxExplainBody is how much of a response body explain reads.
@@ -28,12 +29,17 @@ func runExplain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print a JSON object instead of a table")
 	at := fs.String("at", "", "the instant the response was received, RFC 3339 (default: now)")
+	profileName := fs.String("profile", "", "provider profile, to show the scope a throttle blocks: "+strings.Join(profile.Names(), ", "))
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: heed explain [-json] [-at RFC3339] < response.txt")
+		fmt.Fprintln(stderr, "usage: heed explain [-json] [-at RFC3339] [-profile NAME] < response.txt")
 		fs.PrintDefaults()
 	}
 	if done, err := parseFlags(fs, args); done || err != nil {
 		return err
+	}
+	prof, ok := profile.ByName(*profileName)
+	if !ok {
+		return usagef("explain: unknown profile %q (want one of %s)", *profileName, strings.Join(profile.Names(), ", "))
 	}
 	now := time.Now()
 	if *at != "" {
@@ -48,12 +54,24 @@ func runExplain(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		return err
 	}
 	o := header.Parse(resp.StatusCode, resp.Header, body, now)
+	blocks := ""
+	if *profileName != "" && o.Throttled {
+		blocks = o.ReasonScope
+		if blocks == "" {
+			blocks = prof.BlockScope()
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(explanationOf(&o, now))
+		e := explanationOf(&o, now)
+		e.Blocks = nonEmpty(blocks)
+		return enc.Encode(e)
 	}
-	return writeTable(stdout, &o, now)
+	if blocks != "" {
+		blocks = "the " + blocks + " (profile " + *profileName + ")"
+	}
+	return writeTable(stdout, &o, now, blocks)
 }
 
 // readResponse reads a response head and up to maxExplainBody of its body.
@@ -99,6 +117,8 @@ type explanation struct {
 	Reason           *string    `json:"reason"`
 	Limits           []limitDoc `json:"limits"`
 	Warnings         []string   `json:"warnings"`
+	// Blocks is the kind of scope a throttle blocks under -profile.
+	Blocks *string `json:"blocks,omitempty"`
 }
 
 type limitDoc struct {
@@ -167,7 +187,7 @@ func nonEmpty(s string) *string {
 }
 
 // writeTable prints o as aligned text.
-func writeTable(w io.Writer, o *header.Observation, now time.Time) error {
+func writeTable(w io.Writer, o *header.Observation, now time.Time, blocks string) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	status := strconv.Itoa(o.Status) + " " + http.StatusText(o.Status)
 	if o.Throttled {
@@ -194,6 +214,9 @@ func writeTable(w io.Writer, o *header.Observation, now time.Time) error {
 	fmt.Fprintf(tw, "reason\t%s\n", reason)
 	if o.NearLimit {
 		fmt.Fprintf(tw, "near limit\tyes\n")
+	}
+	if blocks != "" {
+		fmt.Fprintf(tw, "blocks\t%s\n", blocks)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,5 +113,29 @@ func TestExplainCurlHTTP2(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), `"retry_after_seconds": 30`) {
 		t.Errorf("heed explain of an HTTP/2 head = %s, want a 30 s wait", stdout.String())
+	}
+}
+
+// -profile takes the names every subcommand takes, and shows the scope a
+// throttle that names none blocks under that profile.
+func TestExplainProfile(t *testing.T) {
+	const head = "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 5\r\n\r\n"
+	for _, tc := range []struct {
+		profile, want string
+	}{
+		{"github", "blocks       the tenant (profile github)"},
+		{"jira", "blocks       the endpoint (profile jira)"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), []string{"explain", "-profile", tc.profile}, strings.NewReader(head), &stdout, &stderr); err != nil {
+			t.Fatalf("explain -profile %s: %v", tc.profile, err)
+		}
+		if !strings.Contains(stdout.String(), tc.want) {
+			t.Errorf("explain -profile %s =\n%s\nwant a line %q", tc.profile, stdout.String(), tc.want)
+		}
+	}
+	err := run(context.Background(), []string{"explain", "-profile", "nope"}, strings.NewReader(head), io.Discard, io.Discard)
+	if !errors.As(err, new(usageError)) {
+		t.Errorf("explain -profile nope = %v, want a usage error", err)
 	}
 }

@@ -29,6 +29,7 @@ package learn
 
 import (
 	"math"
+	"net/http"
 	"slices"
 	"time"
 
@@ -55,7 +56,8 @@ const (
 	aimdCut      = 0.9
 	aimdCutFast  = 0.7 // when the last cut was recent: still far too fast
 	aimdFastGap  = 3 * time.Second
-	aimdDeepest  = 0.5 // the deepest one cut, however many were refused
+	aimdDeepest  = 0.5         // the deepest one cut, however many were refused
+	bare503Gap   = time.Second // the least time between two cuts for bare 503s
 	aimdIncrease = 0.1 / 20
 	aimdFlush    = 8    // quiet successes added up before one store update
 	aimdCeiling  = 4.0  // times the default: how far above it AIMD may climb
@@ -181,9 +183,11 @@ func (p *Plan) Empty() bool {
 func (m *Memory) Plan(cfg Config, in *Input, p *Plan) {
 	p.Reset()
 	r, obs := in.Req, in.Obs
-	prevSent := m.sentBefore(r.Endpoint, in.SentAt)
-	p.Advertised = m.limits(cfg, in, p)
+	if len(obs.Limits) > 0 {
+		p.Advertised = m.limits(cfg, in, p)
+	}
 	if obs.Throttled {
+		prevSent := m.sentBefore(r.Endpoint, in.SentAt)
 		p.Bare = !p.Advertised && obs.ReasonScope == "" && in.Status == 429
 		if p.Bare {
 			m.bare429(r.Tenant, r.Endpoint, prevSent, in.SentAt, in.Now)
@@ -193,13 +197,16 @@ func (m *Memory) Plan(cfg Config, in *Input, p *Plan) {
 		}
 		return
 	}
-	m.wideResponse(r.Tenant, r.Endpoint, in.Now)
-	if in.Status < 400 {
-		m.accept(r.Endpoint, in.Now)
-		if !p.Advertised {
-			m.raiseRate(r, in.Now, &p.Update)
-		}
+	if !p.Advertised && in.Status == http.StatusServiceUnavailable && !obs.HasRetryAfter {
+		// A bare 503 is no throttle (it is neither blocked nor retried),
+		// but a limiter that answers 503 (nginx's limit_req) sends nothing
+		// else: cut the endpoint's rate as for a bare 429, so heed slows
+		// down, for a limiter and an outage alike.
+		m.sentBefore(r.Endpoint, in.SentAt)
+		m.cutRateSpaced(r, in.SentAt, in.Now, bare503Gap, &p.Update)
+		return
 	}
+	m.success(r, in, p)
 	if in.HasUsage {
 		reconcile(r, in.Usage, &p.Update)
 	}
@@ -229,6 +236,11 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// what is left runs low, below.
 		}
 		key, sub := m.limitScope(r, l)
+		if sub.Key != "" && l.Exhausted() {
+			// The endpoint joins the limit even when the first word of it
+			// is that nothing is left: its next request must wait too.
+			m.addSub(r.Endpoint, sub)
+		}
 		if l.Has(header.HasRemaining | header.HasReset) {
 			advertised = true
 			resetIn := l.Reset.Sub(now)
@@ -246,13 +258,23 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// rounded up to whole seconds is only a bound; where
 					// the window really turns may be known.
 					if short && rounded {
-						if turn, ok := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
+						if turn, ok, _ := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
 							resetIn = turn.Sub(now)
 						}
 					}
 					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn})
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted"})
 					continue
+				}
+				if short && rounded {
+					if turn, ok, fixed := m.nextTurn(key, now); ok && fixed && turn.Sub(now) < resetIn+time.Second {
+						// A fixed window whose turns heed has seen, and whose
+						// remaining count it reads: no margin is needed,
+						// since an exhausted window is waited out to the turn.
+						if !math.IsInf(steady, 1) {
+							rate = steady
+						}
+					}
 				}
 				if !short && spreadNeeded(l) {
 					// What is left, spread over the rest of the window, is
@@ -389,13 +411,20 @@ func (m *Memory) aimdStart(r *Request, now time.Time) float64 {
 // rate and no accepted request yet is not cut: there is nothing to cut
 // from, and the 429's block holds it back meanwhile.
 func (m *Memory) cutRate(r *Request, sentAt, now time.Time, u *store.Update) {
+	m.cutRateSpaced(r, sentAt, now, 0, u)
+}
+
+// cutRateSpaced is cutRate, with cuts at least minGap apart: where no block
+// spaces the events (a bare 503 blocks nothing), the requests already
+// paced at the old rate must not cut it again and again.
+func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Duration, u *store.Update) {
 	refused := m.refuse(r.Endpoint, now)
 	def := m.aimdStart(r, now)
 	if def <= 0 {
 		return
 	}
 	key := m.aimdScope(r, now)
-	factor, ok := m.cut(key, sentAt, now)
+	factor, ok := m.cut(key, sentAt, now, minGap)
 	if !ok {
 		return
 	}
@@ -405,16 +434,39 @@ func (m *Memory) cutRate(r *Request, sentAt, now time.Time, u *store.Update) {
 	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
 }
 
-// raiseRate counts a quiet success and, every few, raises the rate of a
-// request's AIMD scope again (additive increase).
-func (m *Memory) raiseRate(r *Request, now time.Time, u *store.Update) {
-	key := m.aimdScope(r, now)
-	n, ok := m.quiet(key)
+// success records a response that is no throttle, all under one lock: when
+// its endpoint sent, its part in a tenant's widened hypothesis, an accepted
+// response's rate, and, every few quiet successes of a scope whose rate
+// AIMD has cut, a raise of that rate (additive increase).
+func (m *Memory) success(r *Request, in *Input, p *Plan) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sentBeforeLocked(r.Endpoint, in.SentAt)
+	m.wideResponseLocked(r.Tenant, r.Endpoint, in.Now)
+	if in.Status >= 400 {
+		return
+	}
+	m.acceptLocked(r.Endpoint, in.Now)
+	if p.Advertised {
+		return
+	}
+	key, wide := m.widenedLocked(r.Tenant, r.Endpoint, in.Now)
+	if !wide {
+		key = r.Endpoint
+	}
+	n, ok := m.quietLocked(key)
 	if !ok {
 		return
 	}
-	def := m.aimdStart(r, now)
-	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
+	def := r.Rate
+	switch {
+	case def > 0:
+	case wide:
+		def = m.membersRateLocked(r.Tenant, in.Now)
+	default:
+		def = m.acceptedRateLocked(r.Endpoint, in.Now)
+	}
+	p.Update.Rates = append(p.Update.Rates, store.RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
 }
 
 // aimdMax is how far AIMD may raise a rate: a few times the endpoint's

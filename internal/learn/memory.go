@@ -201,6 +201,10 @@ func absDuration(d time.Duration) time.Duration {
 func (m *Memory) sentBefore(endpoint string, sentAt time.Time) time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.sentBeforeLocked(endpoint, sentAt)
+}
+
+func (m *Memory) sentBeforeLocked(endpoint string, sentAt time.Time) time.Time {
 	prev := m.sent[endpoint]
 	if sentAt.After(prev) {
 		reset(&m.sent)
@@ -213,6 +217,10 @@ func (m *Memory) sentBefore(endpoint string, sentAt time.Time) time.Time {
 func (m *Memory) accept(endpoint string, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.acceptLocked(endpoint, now)
+}
+
+func (m *Memory) acceptLocked(endpoint string, now time.Time) {
 	mt := m.accepted[endpoint]
 	if mt == nil {
 		reset(&m.accepted)
@@ -252,16 +260,16 @@ func (m *Memory) refuse(endpoint string, now time.Time) float64 {
 // share a tenant's widened scope.
 func (m *Memory) membersRate(tenant string, now time.Time) float64 {
 	m.mu.Lock()
-	var eps []string
+	defer m.mu.Unlock()
+	return m.membersRateLocked(tenant, now)
+}
+
+func (m *Memory) membersRateLocked(tenant string, now time.Time) float64 {
+	sum := 0.0
 	if w := m.wide[tenant]; w != nil {
 		for ep := range w.members {
-			eps = append(eps, ep)
+			sum += m.acceptedRateLocked(ep, now)
 		}
-	}
-	m.mu.Unlock()
-	sum := 0.0
-	for _, ep := range eps {
-		sum += m.acceptedRate(ep, now)
 	}
 	return sum
 }
@@ -273,6 +281,10 @@ func (m *Memory) membersRate(tenant string, now time.Time) float64 {
 func (m *Memory) acceptedRate(endpoint string, now time.Time) float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.acceptedRateLocked(endpoint, now)
+}
+
+func (m *Memory) acceptedRateLocked(endpoint string, now time.Time) float64 {
 	mt := m.accepted[endpoint]
 	switch {
 	case mt == nil:
@@ -303,7 +315,7 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 // cut reports whether a 429 on a scope, for a request sent at sentAt, is a
 // new event that should cut the scope's rate, and by what factor. 429s of
 // requests sent before the last cut belong to the event that cut.
-func (m *Memory) cut(key string, sentAt, now time.Time) (float64, bool) {
+func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration) (float64, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
@@ -311,7 +323,7 @@ func (m *Memory) cut(key string, sentAt, now time.Time) (float64, bool) {
 		reset(&m.aimd)
 		st = &aimdState{}
 		m.aimd[key] = st
-	} else if st.lastCut.After(sentAt) {
+	} else if st.lastCut.After(sentAt) || now.Sub(st.lastCut) < minGap {
 		return 0, false
 	}
 	factor := aimdCut
@@ -327,6 +339,10 @@ func (m *Memory) cut(key string, sentAt, now time.Time) (float64, bool) {
 func (m *Memory) quiet(key string) (n int, raise bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.quietLocked(key)
+}
+
+func (m *Memory) quietLocked(key string) (n int, raise bool) {
 	st := m.aimd[key]
 	if st == nil {
 		return 0, false

@@ -4,8 +4,11 @@ import "time"
 
 const (
 	// phaseMin is how many consistent readings of a window's reset it
-	// takes before heed trusts where the window turns.
-	phaseMin = 3
+	// takes before heed trusts where the window turns. One is enough: each
+	// reading's interval ends at an upper bound of the turn, so the
+	// estimate never ends a block before the window turns while the window
+	// is periodic; a reading that contradicts it starts it over.
+	phaseMin = 1
 	// phaseMargin is how long after the estimated turn a block lasts, for
 	// the server's clock and the response's transit.
 	phaseMargin = 5 * time.Millisecond
@@ -23,6 +26,7 @@ type phase struct {
 	w      time.Duration
 	lo, hi time.Time // an interval holding one instant the window turns
 	n      int       // readings intersected
+	turns  int       // windows seen turning (a fixed window, not a bucket)
 
 	// The last reading of remaining, to see the window turn.
 	remaining float64
@@ -32,9 +36,9 @@ type phase struct {
 
 // observeWindow records a reading of a short window's remaining count (of
 // quota), for a request sent at sentAt and answered at now; resetIn, when
-// not zero, is its reset in whole seconds, rounded up. Only a refill of at
-// least half the quota is taken for the window turning: a token bucket's
-// trickle is not.
+// not zero, is its reset in whole seconds, rounded up. Only a refill of a
+// quarter of the quota (and at least 2) is taken for the window turning: a
+// token bucket's trickle is not.
 func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining float64, resetIn time.Duration, sentAt, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -44,8 +48,9 @@ func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining flo
 		ph = &phase{w: w}
 		m.phases[key] = ph
 	}
-	if ph.seen && remaining-ph.remaining >= quota/2 && sentAt.After(ph.sentAt) {
+	if ph.seen && remaining-ph.remaining >= max(2, quota/4) && sentAt.After(ph.sentAt) {
 		ph.narrow(ph.sentAt, now)
+		ph.turns++
 	}
 	if resetIn > 0 {
 		ph.narrow(sentAt.Add(resetIn-time.Second), now.Add(resetIn))
@@ -77,13 +82,14 @@ func (ph *phase) narrow(lo, hi time.Time) {
 }
 
 // nextTurn returns when key's window next turns after now, once enough
-// readings agree on it.
-func (m *Memory) nextTurn(key string, now time.Time) (time.Time, bool) {
+// readings agree on it, and whether the window has been seen turning (it
+// is a fixed window, not a bucket).
+func (m *Memory) nextTurn(key string, now time.Time) (turn time.Time, ok, fixed bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ph := m.phases[key]
 	if ph == nil || ph.n < phaseMin {
-		return time.Time{}, false
+		return time.Time{}, false, false
 	}
 	t := ph.hi
 	if !t.After(now) {
@@ -91,7 +97,7 @@ func (m *Memory) nextTurn(key string, now time.Time) (time.Time, bool) {
 	} else {
 		t = t.Add(-(t.Sub(now) / ph.w) * ph.w)
 	}
-	return t.Add(phaseMargin), true
+	return t.Add(phaseMargin), true, ph.turns > 0
 }
 
 func later(a, b time.Time) time.Time {

@@ -106,6 +106,13 @@ func (w *wideState) refuted() bool {
 func (m *Memory) wideResponse(tenant, endpoint string, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.wideResponseLocked(tenant, endpoint, now)
+}
+
+func (m *Memory) wideResponseLocked(tenant, endpoint string, now time.Time) {
+	if len(m.wide) == 0 {
+		return
+	}
 	w := m.wide[tenant]
 	if w == nil || !now.Before(w.until) {
 		return
@@ -124,6 +131,13 @@ func (m *Memory) wideResponse(tenant, endpoint string, now time.Time) {
 func (m *Memory) Widened(tenant, endpoint string, now time.Time) (string, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.widenedLocked(tenant, endpoint, now)
+}
+
+func (m *Memory) widenedLocked(tenant, endpoint string, now time.Time) (string, bool) {
+	if len(m.wide) == 0 {
+		return "", false
+	}
 	w := m.wide[tenant]
 	if w == nil || !now.Before(w.until) || w.members[endpoint] == nil {
 		return "", false

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/internal/workload"
+	"github.com/heedhttp/heed/sim"
+)
+
+// Minimal reproductions of what the host scenarios found in heed, each
+// with the figure printed and the expectation enforced only with
+// HEED_STRICT_TARGETS=1: go test -run TestFinding -v .
+
+func expect(t *testing.T, ok bool, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	switch {
+	case ok:
+		t.Log("ok: " + msg)
+	case strict():
+		t.Error(msg)
+	default:
+		t.Log("finding (enforced with HEED_STRICT_TARGETS=1): " + msg)
+	}
+}
+
+// loop sends GET url from workers closed loops through rt until ctx ends;
+// a request refused without a send is retried after thinkTime.
+func loop(ctx context.Context, rt http.RoundTripper, url string, workers int) {
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+				resp, err := rt.RoundTrip(req)
+				if err != nil {
+					time.Sleep(thinkTime)
+					continue
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestFindingRoundedReset: one worker on a 10-per-1s window whose draft-6
+// reset is rounded up. When the window runs out 23ms before it turns, heed
+// waits the whole advertised second and skips the next window.
+func TestFindingRoundedReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		modernClock()
+		srv := sim.New(sim.RoundedReset(1))
+		time.Sleep(700 * time.Millisecond) // the windows turn at 0.3s past each second from now
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		loop(ctx, &heed.Transport{Base: srv.RoundTripper()}, "http://api.test/v1/short/x", 1)
+		tr := srv.Truth()
+		allowed := 110 // eleven windows touched
+		expect(t, float64(tr.Accepted) >= 0.95*float64(allowed), "one worker, 10s: heed got %d accepted of %d allowed (%.0f%%), want >= 95%%",
+			tr.Accepted, allowed, 100*float64(tr.Accepted)/float64(allowed))
+	})
+}
+
+// TestFindingSlotsStarveARoute: nginx limit_req without nodelay holds the
+// burst of /loc/a/ and /loc/b/ in its queue; their requests hold heed's
+// per-tenant concurrency slots (8 by default), and /loc/c/, 20r/s with no
+// burst, gets almost nothing. Without the cap it gets its AIMD share.
+func TestFindingSlotsStarveARoute(t *testing.T) {
+	sc := leakyScenario(false)
+	for _, c := range []int{0, -1} {
+		synctest.Test(t, func(t *testing.T) {
+			modernClock()
+			cl := workload.Client{Name: "heed", New: func(base http.RoundTripper) http.RoundTripper {
+				return &heed.Transport{Base: base, Concurrency: c}
+			}}
+			rows := runHost(t.Context(), sc, []workload.Client{cl})
+			r := rows[0].routes[2]
+			msg := fmt.Sprintf("Concurrency %d: /loc/c/ got %d of %.0f allowed (%.0f%%), longest wait %v; /loc/a/ %d, /loc/b/ %d",
+				c, r.accepted, r.allowed, 100*float64(r.accepted)/r.allowed, r.longest.Round(time.Millisecond),
+				rows[0].routes[0].accepted, rows[0].routes[1].accepted)
+			if c != 0 {
+				t.Log("for comparison: " + msg)
+				return
+			}
+			expect(t, float64(r.accepted) >= 0.85*r.allowed, "%s", msg)
+		})
+	}
+}
+
+// TestFindingBare503: a location answering a bare 503 (nginx's default
+// limit_req_status) over its rate. heed neither paces nor backs off.
+func TestFindingBare503(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		modernClock()
+		srv := sim.New(sim.Config{Latency: 20 * time.Millisecond, Limits: []sim.Limit{{Name: "a", Kind: sim.LeakyBucket,
+			Quota: 10, Window: time.Second, Burst: 5, NoDelay: true, Dialect: sim.Bare, Status: http.StatusServiceUnavailable}}})
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		loop(ctx, &heed.Transport{Base: srv.RoundTripper()}, "http://api.test/loc/a/x", 4)
+		tr := srv.Truth()
+		share := float64(tr.Rejected) / float64(tr.Requests)
+		expect(t, share <= 0.03, "4 workers, 10s at 10r/s burst=5 nodelay: heed sent %d requests, %d answered 503 (%.0f%%), want <= 3%%",
+			tr.Requests, tr.Rejected, 100*share)
+	})
+}

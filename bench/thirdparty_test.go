@@ -1,0 +1,472 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heedhttp/heed"
+)
+
+// Real rate limiters heed did not write, started by the tests: the
+// express-rate-limit middleware (npm) and nginx's limit_req. They run in
+// real time over loopback, so each comparison is short and bounded. heed
+// (zero-config, the library alone) and the no-handling client run at the
+// same time for the same duration; the limiters key their counters on the
+// X-Client header, so each client has fresh limits of its own.
+
+// tpDuration is how long each comparison runs.
+const tpDuration = 8 * time.Second
+
+// tpPace is the least time one worker's iteration takes, so that the
+// offered load is above every limit but bounded: two workers per route
+// offer up to 40 requests per second to it.
+const tpPace = 50 * time.Millisecond
+
+// tpGrace is how soon after a Retry-After arrived a request to its route
+// is still taken as already on its way rather than sent during the wait.
+const tpGrace = 50 * time.Millisecond
+
+// need returns the path of the named program, skipping the test when it is
+// missing outside CI and failing it in CI.
+func need(t *testing.T, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := exec.LookPath(name); err != nil {
+			if os.Getenv("CI") == "" {
+				t.Skipf("%s not found; install it to run this test (CI installs it, see .ci/run)", name)
+			}
+			t.Fatalf("%s not found, and CI is set: .ci/run should have installed it", name)
+		}
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// tpRoute is one route of a third-party server.
+type tpRoute struct {
+	name, path string // path is sent as is
+	workers    int
+}
+
+// tpCount is what one client met on one route, seen on the wire.
+type tpCount struct {
+	sent, ok, limited int // limited: 429 or 503
+	duringRetryAfter  int // sent while a Retry-After from this route ran
+	accepted          int // the server's own count, when it has one
+	// A Retry-After mandates no send to the route from blockedFrom (its
+	// arrival and tpGrace) to blockedUntil.
+	blockedFrom, blockedUntil time.Time
+}
+
+// tpWire labels a client's requests and counts them per route.
+type tpWire struct {
+	base   http.RoundTripper
+	client string
+	mu     sync.Mutex
+	routes map[string]*tpCount // by route path prefix
+}
+
+func (w *tpWire) count(path string) *tpCount {
+	for p, c := range w.routes {
+		if strings.HasPrefix(path, p) {
+			return c
+		}
+	}
+	return nil
+}
+
+func (w *tpWire) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.Header.Set("X-Client", w.client)
+	now := time.Now()
+	w.mu.Lock()
+	c := w.count(req.URL.Path)
+	if c != nil {
+		c.sent++
+		if now.After(c.blockedFrom) && now.Before(c.blockedUntil) {
+			c.duringRetryAfter++
+		}
+	}
+	w.mu.Unlock()
+	resp, err := w.base.RoundTrip(out)
+	if err != nil || c == nil {
+		return resp, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		c.limited++
+		if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && ra > 0 {
+			now := time.Now()
+			if until := now.Add(time.Duration(ra) * time.Second); until.After(c.blockedUntil) {
+				if !now.Before(c.blockedUntil) {
+					c.blockedFrom = now.Add(tpGrace)
+				}
+				c.blockedUntil = until
+			}
+		}
+	default:
+		if resp.StatusCode < 400 {
+			c.ok++
+		}
+	}
+	return resp, err
+}
+
+// tpClients returns heed, zero-config, and the no-handling client, each
+// over a fresh loopback transport.
+func tpClients() map[string]func(http.RoundTripper) http.RoundTripper {
+	return map[string]func(http.RoundTripper) http.RoundTripper{
+		"heed": func(base http.RoundTripper) http.RoundTripper { return &heed.Transport{Base: base} },
+		"none": func(base http.RoundTripper) http.RoundTripper { return base },
+	}
+}
+
+// runTP runs heed and none against baseURL at the same time, for
+// tpDuration, and returns their wire counts per route.
+func runTP(t *testing.T, baseURL string, routes []tpRoute) map[string]*tpWire {
+	ctx, cancel := context.WithTimeout(t.Context(), tpDuration)
+	defer cancel()
+	wires := map[string]*tpWire{}
+	var wg sync.WaitGroup
+	for name, mk := range tpClients() {
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.MaxIdleConnsPerHost = 64
+		defer base.CloseIdleConnections()
+		w := &tpWire{base: base, client: name, routes: map[string]*tpCount{}}
+		for _, r := range routes {
+			w.routes[r.path] = &tpCount{}
+		}
+		wires[name] = w
+		rt := mk(w)
+		for _, r := range routes {
+			for range r.workers {
+				wg.Go(func() {
+					for ctx.Err() == nil {
+						start := time.Now()
+						send(ctx, rt, baseURL+r.path+"x")
+						if d := tpPace - time.Since(start); d > 0 {
+							select {
+							case <-ctx.Done():
+							case <-time.After(d):
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+	wg.Wait()
+	return wires
+}
+
+// tpReport logs and returns the comparison's table, and checks what is
+// enforced: nothing sent during a Retry-After always, heed >= none only
+// with HEED_STRICT_TARGETS=1.
+func tpReport(t *testing.T, title string, routes []tpRoute, wires map[string]*tpWire, serverCounts bool) string {
+	h, n := wires["heed"], wires["none"]
+	var b strings.Builder
+	fmt.Fprintf(&b, "| route | heed accepted | heed 429/503 | heed sent during Retry-After | none accepted | none 429/503 | heed÷none |\n|---|--:|--:|--:|--:|--:|--:|\n")
+	var ht, nt, hl, nl int
+	for _, r := range routes {
+		hc, nc := h.routes[r.path], n.routes[r.path]
+		ha, na := hc.ok, nc.ok
+		if serverCounts {
+			ha, na = hc.accepted, nc.accepted
+		}
+		ht, nt, hl, nl = ht+ha, nt+na, hl+hc.limited, nl+nc.limited
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %s |\n", r.name, ha, hc.limited, hc.duringRetryAfter, na, nc.limited, ratio(ha, na))
+		if hc.duringRetryAfter > 0 {
+			t.Errorf("%s: heed sent %d requests while a Retry-After from the route ran", r.name, hc.duringRetryAfter)
+		}
+	}
+	fmt.Fprintf(&b, "| **all** | %d | %d | | %d | %d | **%s** |\n", ht, hl, nt, nl, ratio(ht, nt))
+	t.Logf("%s, %v each, heed and none at the same time:\n%s", title, tpDuration, b.String())
+	if ht < nt {
+		msg := fmt.Sprintf("heed accepted %d, fewer than none's %d (%s×)", ht, nt, ratio(ht, nt))
+		if strict() {
+			t.Error(msg)
+		} else {
+			t.Log("target missed (enforced with HEED_STRICT_TARGETS=1): " + msg)
+		}
+	}
+	return b.String()
+}
+
+func ratio(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(a)/float64(b))
+}
+
+// tpResults collects the tables for RESULTS-thirdparty.md (-write).
+var tpResults = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+func tpWrite(t *testing.T, name, about, table string) {
+	tpResults.Lock()
+	defer tpResults.Unlock()
+	tpResults.m[name] = fmt.Sprintf("## %s\n\n%s\n\n%s", name, about, table)
+	if !*write {
+		return
+	}
+	var md strings.Builder
+	md.WriteString("# heed against real rate limiters\n\nProduced by `cd bench && go test -run ThirdParty -v -count=1 -write` (real time, loopback; heed zero-config and a client with no rate-limit handling, at the same time, " +
+		strconv.Itoa(int(tpDuration/time.Second)) + "s each, two workers per route, each iteration at least " + tpPace.String() + ").\n\n")
+	for _, k := range []string{"express-rate-limit", "nginx limit_req"} {
+		if s, ok := tpResults.m[k]; ok {
+			md.WriteString(s + "\n")
+		}
+	}
+	if err := os.WriteFile("RESULTS-thirdparty.md", []byte(md.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+// startProcess starts cmd, waits until a line of its output contains
+// ready, and kills it when the test ends.
+func startProcess(t *testing.T, cmd *exec.Cmd, ready string) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	lines := make(chan string, 64)
+	go func() {
+		defer close(done)
+		defer cmd.Wait()
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		close(lines)
+	}()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("%s exited before it was ready", cmd.Path)
+			}
+			if strings.Contains(l, ready) {
+				go func() { // keep draining
+					for range lines {
+					}
+				}()
+				return
+			}
+			t.Logf("%s: %s", filepath.Base(cmd.Path), l)
+		case <-timeout:
+			t.Fatalf("%s not ready after 20s", cmd.Path)
+		}
+	}
+}
+
+// TestThirdPartyExpressRateLimit runs heed against express-rate-limit v8:
+// six routes, each with its own limiter and header style.
+func TestThirdPartyExpressRateLimit(t *testing.T) {
+	need(t, "node", "npm")
+	dir, err := filepath.Abs("testdata/express")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "express-rate-limit")); err != nil {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci: %v\n%s", err, out)
+		}
+	}
+	port := freePort(t)
+	cmd := exec.Command("node", "server.js")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	startProcess(t, cmd, "listening")
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+
+	routes := []tpRoute{
+		{name: "/d6/ draft-6 10/1s", path: "/d6/", workers: 2},
+		{name: "/d7/ draft-7 20/2s", path: "/d7/", workers: 2},
+		{name: `/d8/ draft-8 "5-in-10sec"`, path: "/d8/", workers: 2},
+		{name: `/d8b/ draft-8 "10-in-1sec"`, path: "/d8b/", workers: 2},
+		{name: "/legacy/ X-RateLimit-* 10/1s", path: "/legacy/", workers: 2},
+		{name: "/bare/ no headers 10/1s", path: "/bare/", workers: 2},
+	}
+	wires := runTP(t, base, routes)
+	// The server's own counts.
+	resp, err := http.Get(base + "/_truth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var truth map[string]map[string]struct{ Accepted, Rejected int }
+	err = json.NewDecoder(resp.Body).Decode(&truth)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for client, w := range wires {
+		for path, c := range w.routes {
+			c.accepted = truth[client][path].Accepted
+		}
+	}
+	ver := npmVersion(dir, "express-rate-limit")
+	table := tpReport(t, "express-rate-limit "+ver, routes, wires, true)
+	tpWrite(t, "express-rate-limit", "express-rate-limit "+ver+" on express "+npmVersion(dir, "express")+" (bench/testdata/express/server.js), node "+nodeVersion()+
+		"; one limiter per route, fixed windows in its memory store, keyed per client. *accepted*: the server's own count.", table)
+}
+
+func npmVersion(dir, pkg string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "node_modules", pkg, "package.json"))
+	if err != nil {
+		return "?"
+	}
+	var p struct{ Version string }
+	json.Unmarshal(b, &p)
+	return p.Version
+}
+
+func nodeVersion() string {
+	out, _ := exec.Command("node", "--version").Output()
+	return strings.TrimSpace(string(out))
+}
+
+// nginxConf is limit_req per location, keyed per client, in front of
+// upstream. %[1]s is the prefix directory, %[2]d the port, %[3]s upstream.
+const nginxConf = `worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 512; }
+http {
+	access_log off;
+	client_body_temp_path %[1]s/body;
+	proxy_temp_path %[1]s/proxy;
+	fastcgi_temp_path %[1]s/fastcgi;
+	uwsgi_temp_path %[1]s/uwsgi;
+	scgi_temp_path %[1]s/scgi;
+	limit_req_zone $http_x_client zone=a:1m rate=10r/s;
+	limit_req_zone $http_x_client zone=b:1m rate=5r/s;
+	limit_req_zone $http_x_client zone=c:1m rate=20r/s;
+	limit_req_zone $http_x_client zone=d:1m rate=10r/s;
+	server {
+		listen 127.0.0.1:%[2]d;
+		location /a/ { limit_req zone=a burst=5; proxy_pass %[3]s; }
+		location /b/ { limit_req zone=b burst=10 nodelay; limit_req_status 429; proxy_pass %[3]s; }
+		location /c/ { limit_req zone=c; limit_req_status 429; proxy_pass %[3]s; }
+		location /d/ { limit_req zone=d burst=5 nodelay; limit_req_status 429; proxy_pass %[3]s; }
+	}
+}
+`
+
+// TestThirdPartyNginxLimitReq runs heed against nginx's limit_req as a
+// reverse proxy, per location, in front of a Go upstream that counts what
+// got through.
+func TestThirdPartyNginxLimitReq(t *testing.T) {
+	need(t, "nginx")
+	var mu sync.Mutex
+	got := map[string]map[string]int{} // client, location
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		loc := "/" + strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0] + "/"
+		mu.Lock()
+		if got[r.Header.Get("X-Client")] == nil {
+			got[r.Header.Get("X-Client")] = map[string]int{}
+		}
+		got[r.Header.Get("X-Client")][loc]++
+		mu.Unlock()
+		io.WriteString(w, "ok\n")
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	port := freePort(t)
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, dir, port, up.URL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("nginx", "-t", "-p", dir, "-c", conf, "-g", "daemon off;")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
+	}
+	cmd = exec.Command("nginx", "-p", dir, "-c", conf, "-g", "daemon off;")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt) // fast shutdown (SIGINT)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx not listening after 10s:\n%s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	routes := []tpRoute{
+		{name: "/a/ rate=10r/s burst=5 (delay), 503", path: "/a/", workers: 2},
+		{name: "/b/ rate=5r/s burst=10 nodelay, 429", path: "/b/", workers: 2},
+		{name: "/c/ rate=20r/s no burst, 429", path: "/c/", workers: 2},
+		{name: "/d/ rate=10r/s burst=5 nodelay, 429", path: "/d/", workers: 2},
+	}
+	wires := runTP(t, base, routes)
+	mu.Lock()
+	for client, w := range wires {
+		for path, c := range w.routes {
+			c.accepted = got[client][path]
+		}
+	}
+	mu.Unlock()
+	ver, _ := exec.Command("nginx", "-v").CombinedOutput()
+	v := strings.TrimSpace(strings.TrimPrefix(string(ver), "nginx version: "))
+	table := tpReport(t, v, routes, wires, true)
+	tpWrite(t, "nginx limit_req", v+" as a reverse proxy, limit_req_zone keyed per client, one zone per location, in front of a Go upstream; no rate-limit headers. *accepted*: requests the upstream received.", table)
+}

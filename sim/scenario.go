@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Presets of servers built to be unlike the providers' profiles: many
+// routes on one host, each with a limiter of its own and a header style of
+// its own, per-location leaky buckets, short ids, a large hourly quota and a
+// reset rounded up. Each returns a fresh Config; the routes' limits are
+// keyed with [RouteKey] or [SharedKey], so that [Truth.Scopes] has one
+// entry per route (Key "tenant /prefix/") or per shared counter. Change
+// the Config's fields as needed (Latency, Seed, Faults).
+
+// RouteKey returns a Key for a PerKey limit kept per route: the requests
+// whose path starts with prefix share one instance, named prefix.
+func RouteKey(prefix string) func(*Request) string {
+	return func(r *Request) string {
+		if strings.HasPrefix(r.Path, prefix) {
+			return prefix
+		}
+		return ""
+	}
+}
+
+// SharedKey returns a Key for a PerKey limit that the requests under any
+// of prefixes share: one instance, named name.
+func SharedKey(name string, prefixes ...string) func(*Request) string {
+	return func(r *Request) string {
+		for _, p := range prefixes {
+			if strings.HasPrefix(r.Path, p) {
+				return name
+			}
+		}
+		return ""
+	}
+}
+
+// route returns a fixed-window limit of quota per window on the requests
+// under prefix, speaking d.
+func route(name, prefix string, d Dialect, quota float64, window time.Duration) Limit {
+	return Limit{Name: name, Kind: FixedWindow, Per: PerKey, Key: RouteKey(prefix),
+		Quota: quota, Window: window, Dialect: d}
+}
+
+// MultiRoute is one host with six routes, each with its own fixed-window
+// limiter and its own dialect, 46.5 requests per second in all:
+//
+//	/v1/a/  draft-6                     10 per 1s   "a"
+//	/v1/b/  draft-7                     20 per 2s   "b"
+//	/v1/c/  draft-8 "5-in-10sec"         5 per 10s
+//	/v1/d/  X-RateLimit-*, epoch reset  30 per 5s   "d"
+//	/v1/e/  Retry-After on a 429 only   10 per 1s   "e"
+//	/v1/f/  nothing, a bare 429         10 per 1s   "f"
+//
+// Responses take 20ms.
+func MultiRoute(seed int64) Config {
+	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+		route("a", "/v1/a/", Draft6, 10, time.Second),
+		route("b", "/v1/b/", Draft7, 20, 2*time.Second),
+		route("5-in-10sec", "/v1/c/", Draft8, 5, 10*time.Second),
+		route("d", "/v1/d/", XRateLimit, 30, 5*time.Second),
+		route("e", "/v1/e/", RetryAfterOnly, 10, time.Second),
+		route("f", "/v1/f/", Bare, 10, time.Second),
+	}}
+}
+
+// SharedPolicy is one host, draft-8 everywhere, 40 requests per second in
+// all: /v2/p/ and /v2/q/ report the same policy name, "10-in-1sec", but
+// each has its own counter of 10 per second; /v2/s/ and /v2/t/ report
+// "20-in-1sec" and really share one counter of 20 per second (Key
+// "shared"). Responses take 20ms.
+func SharedPolicy(seed int64) Config {
+	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+		route("10-in-1sec", "/v2/p/", Draft8, 10, time.Second),
+		route("10-in-1sec", "/v2/q/", Draft8, 10, time.Second),
+		{Name: "20-in-1sec", Kind: FixedWindow, Per: PerKey, Key: SharedKey("shared", "/v2/s/", "/v2/t/"),
+			Quota: 20, Window: time.Second, Dialect: Draft8},
+	}}
+}
+
+// LeakyRoutes is a reverse proxy with nginx limit_req per location and no
+// header at all, 35 requests per second in all:
+//
+//	/loc/a/  rate=10r/s burst=5   503 (limit_req_status's default)
+//	/loc/b/  rate=5r/s  burst=10  429
+//	/loc/c/  rate=20r/s no burst  429
+//
+// Without nodelay, nginx holds each request of a burst until its turn at
+// the rate; with it, the burst is served at once. Responses take 20ms.
+func LeakyRoutes(seed int64, nodelay bool) Config {
+	leaky := func(name, prefix string, rate, burst float64, status int) Limit {
+		return Limit{Name: name, Kind: LeakyBucket, Per: PerKey, Key: RouteKey(prefix),
+			Quota: rate, Window: time.Second, Burst: burst, NoDelay: nodelay, Dialect: Bare, Status: status}
+	}
+	return Config{Profile: Silent, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+		leaky("a", "/loc/a/", 10, 5, http.StatusServiceUnavailable),
+		leaky("b", "/loc/b/", 5, 10, http.StatusTooManyRequests),
+		leaky("c", "/loc/c/", 20, 0, http.StatusTooManyRequests),
+	}}
+}
+
+// ShortIDs has ids of one and two digits in its paths under two limiters,
+// each keyed by its route template: /items/{n} (draft-6, 20 per second in
+// a fixed window) and /things/{n} (silent, a token bucket of 10 per second
+// with a bare 429). Responses take 20ms.
+func ShortIDs(seed int64) Config {
+	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+		route("items", "/items/", Draft6, 20, time.Second),
+		{Name: "things", Per: PerKey, Key: RouteKey("/things/"), Quota: 10, Window: time.Second, Dialect: Bare},
+	}}
+}
+
+// HourlyQuota is a GitHub-like API: /repos/ has 5000 requests per hour in a
+// fixed window, reported on every response as X-RateLimit-Limit: 5000,
+// X-RateLimit-Remaining counting down and X-RateLimit-Reset an hour ahead
+// in epoch seconds. Responses take 50ms.
+func HourlyQuota(seed int64) Config {
+	return Config{Profile: GitHub, Seed: seed, Latency: 50 * time.Millisecond, Limits: []Limit{
+		route("core", "/repos/", XRateLimit, 5000, time.Hour),
+	}}
+}
+
+// RoundedReset is a short fixed window, 10 per second on /v1/short/, whose
+// draft-6 RateLimit-Reset is rounded up to whole seconds: 1 while 0.3s
+// are really left. Responses take 20ms.
+func RoundedReset(seed int64) Config {
+	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+		route("short", "/v1/short/", Draft6, 10, time.Second),
+	}}
+}
