@@ -59,9 +59,9 @@ type decideInput struct {
 	// in seconds (needing no clock-skew allowance) from a date.
 	retryAfter string
 	keys       *learn.Request
-	// widen reports that learning takes a bare 429 for a limit of the
-	// whole tenant.
-	widen bool
+	// widened is the scope learning takes a bare 429 to be a limit of, when
+	// it spans the endpoints that draw them; "" for the endpoint's own.
+	widened string
 	// canRetry reports a request safe to repeat; rewindable, one whose body
 	// can be sent again (a throttled request the provider did not process
 	// may then be retried, whatever its method).
@@ -103,7 +103,7 @@ func (t *Transport) decideInput(r *request, resp *http.Response, attempt int) de
 		obs:          &r.obs,
 		retryAfter:   resp.Header.Get("Retry-After"),
 		keys:         &r.keys,
-		widen:        r.plan.Widen,
+		widened:      r.plan.Widened,
 		canRetry:     r.canRetry,
 		rewindable:   r.rewindable,
 		notProcessed: p != nil && p.ThrottledNotProcessed,
@@ -134,8 +134,8 @@ func shouldRetry(h http.Header) int8 {
 
 // decide chooses what to do with a response. Anything but a throttle is
 // returned to the caller. A throttle blocks the scope the server named
-// (the profile's choice when it named none, the tenant when learning
-// takes a bare 429 for a tenant-wide limit) for at least the server's wait
+// (the profile's choice when it named none; the scope the endpoints that
+// draw bare 429s share, when learning takes a bare 429 for their limit) for at least the server's wait
 // plus jitter, growing exponentially on further attempts; a 429 with no
 // wait or a zero one waits at least minThrottleWait. The block holds even
 // when the request is not retried. It is retried when it is safe to
@@ -165,10 +165,10 @@ func decide(p *retryPolicy, in *decideInput) decision {
 	if kind == "" {
 		kind = in.keys.UnknownScope
 	}
-	if in.widen {
-		kind = header.ScopeTenant
-	}
 	key := in.keys.ScopeKey(kind)
+	if in.widened != "" {
+		key = in.widened
+	}
 
 	repeatable := in.canRetry || in.notProcessed && in.rewindable
 	retry := repeatable && in.attempt < p.maxRetries && serverWait <= p.maxWait && in.shouldRetry >= 0

@@ -27,7 +27,7 @@ func TestDecide(t *testing.T) {
 		obs        header.Observation
 		retryAfter string // the Retry-After field
 		rand       float64
-		widen      bool
+		widened    string
 		noRetry    bool // the request is not safe to repeat
 		attempt    int
 		deadline   time.Duration // from now; zero for none
@@ -95,14 +95,14 @@ func TestDecide(t *testing.T) {
 			want: decision{Throttled: true, Retry: true, Delay: time.Second},
 		},
 		{
-			name: "a bare 429 taken as tenant-wide blocks the tenant", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", widen: true,
+			name: "a bare 429 taken for a shared limit blocks the shared scope", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", widened: "https://acme.atlassian.net limit:unknown",
 			want: decision{Throttled: true, Retry: true, Delay: time.Second},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := retryPolicy{maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait, skew: DefaultClockSkew,
 				backoffBase: DefaultBackoffBase, backoffMax: DefaultBackoffMax, rand: func() float64 { return tc.rand }}
-			in := decideInput{status: tc.status, obs: &tc.obs, retryAfter: tc.retryAfter, keys: keys, widen: tc.widen,
+			in := decideInput{status: tc.status, obs: &tc.obs, retryAfter: tc.retryAfter, keys: keys, widened: tc.widened,
 				canRetry: !tc.noRetry, attempt: tc.attempt, now: now}
 			if tc.deadline > 0 {
 				in.deadline = now.Add(tc.deadline)
@@ -113,7 +113,9 @@ func TestDecide(t *testing.T) {
 				// tenant when widened, else the endpoint.
 				scope := keys.Endpoint
 				switch {
-				case tc.widen || tc.obs.ReasonScope == header.ScopeTenant:
+				case tc.widened != "":
+					scope = tc.widened
+				case tc.obs.ReasonScope == header.ScopeTenant:
 					scope = keys.Tenant
 				case tc.obs.ReasonScope == header.ScopeGlobal:
 					scope = keys.Global

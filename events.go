@@ -58,6 +58,10 @@ type RetryEvent struct {
 	// Delay is how long heed waits before the retry (admission may wait
 	// longer, for a block another caller recorded).
 	Delay time.Duration
+	// Throttled reports a retry of a throttle (a 429, a 503 with a wait);
+	// false means of a server error, or of a transport error when
+	// StatusCode is zero.
+	Throttled bool
 	// Denied reports a retry of a server error that was not made: the
 	// Transport's retry budget was spent.
 	Denied bool
@@ -107,6 +111,9 @@ type BreakerEvent struct {
 
 // BlockEvent describes a scope being blocked, given to [Transport.OnBlock].
 type BlockEvent struct {
+	// Request is the caller's request whose response set the block. It
+	// must not be changed.
+	Request *http.Request
 	// Scope is the key of the scope blocked.
 	Scope string
 	// For is how long the scope is blocked from now.

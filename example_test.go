@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"time"
 
 	"github.com/heedhttp/heed"
@@ -85,4 +87,57 @@ func ExampleTransport_sharedStore() {
 	_, err := globex.Get("https://globex.atlassian.net/rest/api/3/search")
 	fmt.Println(resp.StatusCode, errors.Is(err, heed.ErrLimited))
 	// Output: 429 true
+}
+
+// WithTenant counts a request against one account of an origin: two API
+// tokens of one host share no allowance, and neither token appears in the
+// scope heed reports, only a short keyed hash of it.
+func ExampleWithTenant() {
+	limited := &heedtest.Script{Responses: []heedtest.Response{{Status: 429, Header: heedtest.Headers("Retry-After", "60")}, {Status: 200}}}
+	t := &heed.Transport{Base: limited, Profile: profile.GitHub(), MaxRetries: -1, FailFast: true}
+	get := func(token string) error {
+		req, _ := http.NewRequestWithContext(heed.WithTenant(context.Background(), token), "GET", "https://api.github.com/user", nil)
+		resp, err := t.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	_ = get("token-a") // a 429: token a is blocked for a minute
+	fmt.Println(get("token-b"))
+	var le *heed.LimitedError
+	fmt.Println(errors.As(get("token-a"), &le), strings.HasPrefix(le.Scope, "https://api.github.com#"), strings.Contains(le.Scope, "token"))
+	// Output:
+	// <nil>
+	// true true false
+}
+
+// In shadow mode heed decides everything and enforces nothing: the hooks
+// say what it would have done.
+func ExampleTransport_shadow() {
+	limited := &heedtest.Script{Responses: []heedtest.Response{
+		{Status: 429, Header: heedtest.Headers("Retry-After", "30", "RateLimit-Reason", "jira-quota-tenant-based")},
+		{Status: 200},
+	}}
+	t := &heed.Transport{Base: limited, Profile: profile.Jira(), Shadow: true, Rand: rand.New(rand.NewPCG(1, 2)),
+		OnWait: func(e heed.WaitEvent) {
+			fmt.Println("would wait", e.Wait.Round(time.Second), "for the", e.Reason, "tenant")
+		},
+		OnRetry: func(e heed.RetryEvent) { fmt.Println("would retry after", e.Delay.Round(time.Second)) },
+	}
+	client := &http.Client{Transport: t}
+	for range 2 {
+		resp, err := client.Get("https://acme.atlassian.net/rest/api/3/search")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		resp.Body.Close()
+		fmt.Println(resp.StatusCode)
+	}
+	// Output:
+	// would retry after 30s
+	// 429
+	// would wait 30s for the blocked tenant
+	// 200
 }

@@ -78,7 +78,7 @@ func (t *Transport) apply(req *http.Request, r *request, resp *http.Response, d 
 	}
 	if t.OnBlock != nil {
 		for _, b := range plan.Blocks {
-			t.OnBlock(BlockEvent(b))
+			t.OnBlock(BlockEvent{Request: req, Scope: b.Scope, For: b.For, Reason: b.Reason})
 		}
 	}
 }

@@ -267,6 +267,7 @@ func (t *Transport) done(r *request) {
 
 // retrying reports a retry about to be made after delay.
 func (t *Transport) retrying(req *http.Request, r *request, resp *http.Response, attempt int, delay time.Duration, how retryHow) {
+	throttled := resp != nil && r.obs.Throttled
 	r.waited = true // the retry's delay passes before it is admitted again
 	status := 0     // a transport error
 	if resp != nil {
@@ -274,7 +275,7 @@ func (t *Transport) retrying(req *http.Request, r *request, resp *http.Response,
 	}
 	if t.OnRetry != nil {
 		t.OnRetry(RetryEvent{Request: req, Attempt: attempt + 1, StatusCode: status, Delay: delay,
-			Denied: how == retryDenied, Shadow: how == retryShadow})
+			Throttled: throttled, Denied: how == retryDenied, Shadow: how == retryShadow})
 	}
 	if t.Logger != nil && how == retryMade {
 		t.Logger.LogAttrs(r.ctx, slog.LevelWarn, "heed: retrying", slog.String("endpoint", r.endpoint),

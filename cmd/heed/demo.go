@@ -241,20 +241,42 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
 }
 
+// describeLimits describes the limits the demo's simulator enforces, from
+// the simulator's own numbers, scaled as it scales them.
 func describeLimits(cfg *demoConfig) string {
-	s := cfg.scale
-	switch cfg.profile {
-	case sim.Jira:
-		d := fmt.Sprintf("Jira Cloud simulated at scale %g: burst limit %g/s per GET or POST endpoint and %g/s per PUT or DELETE, per tenant; writes to one issue %g per 2s and %g per 30s",
-			s, max(1, 100*s), max(1, 50*s), max(1, 20*s), max(1, 100*s))
-		if cfg.quotas {
-			return d + fmt.Sprintf("; quotas of %g points per hour per tenant and %g for all", max(1, 10000*s), max(1, 65000*s))
-		}
-		return d + " (hourly quotas left out)"
-	case sim.Silent:
-		return fmt.Sprintf("a silent server (bare 429s, no headers) allowing %g requests/s per tenant", max(1, 10*s))
+	limits := cfg.run.Sim.Limits
+	if limits == nil {
+		limits = sim.DefaultLimits(cfg.profile)
 	}
-	return fmt.Sprintf("an IETF RateLimit server allowing %g requests per 10s per tenant", max(1, 100*s))
+	var parts []string
+	for _, l := range limits {
+		q := l.Quota
+		if l.Kind != sim.Concurrency {
+			q = max(1, q*cfg.scale)
+		}
+		unit := string(l.Unit)
+		if unit == "" {
+			unit = string(sim.Requests)
+		}
+		window := l.Window
+		if window == 0 {
+			window = time.Second
+		}
+		per := string(l.Per)
+		if per == "" {
+			per = string(sim.PerTenant)
+		}
+		kind := string(l.Kind)
+		if kind == "" {
+			kind = string(sim.TokenBucket)
+		}
+		parts = append(parts, fmt.Sprintf("%s %g %s per %v per %s (%s)", l.Name, q, unit, window, per, kind))
+	}
+	d := fmt.Sprintf("%s simulated at scale %g: %s", cfg.profile, cfg.scale, strings.Join(parts, "; "))
+	if cfg.profile == sim.Jira && !cfg.quotas {
+		d += " (hourly quotas left out)"
+	}
+	return d
 }
 
 func describeMix(ops []workload.Op) string {

@@ -158,9 +158,11 @@ type Plan struct {
 	// Bare reports a 429 that names no limit, no reason and advertises
 	// nothing: the server keeps its limits to itself.
 	Bare bool
-	// Widen reports that a bare 429 looks like a limit of the whole tenant
-	// rather than the endpoint's: the throttle should block the tenant.
-	Widen bool
+	// Widened is, when a bare 429 is taken for a limit its endpoint shares
+	// with the tenant's other endpoints that draw bare 429s, the key of the
+	// scope they share: the throttle blocks it, and so all of them, and
+	// no endpoint that is not one of them. "" means the endpoint's own.
+	Widened string
 }
 
 // Reset empties p for reuse, keeping its slices' storage.
@@ -169,7 +171,7 @@ func (p *Plan) Reset() {
 	p.Update.Rates = p.Update.Rates[:0]
 	p.Update.Charges = p.Update.Charges[:0]
 	p.Blocks = p.Blocks[:0]
-	p.Advertised, p.Bare, p.Widen = false, false, false
+	p.Advertised, p.Bare, p.Widened = false, false, ""
 }
 
 // Empty reports whether the plan changes nothing in the store.
@@ -191,7 +193,7 @@ func (m *Memory) Plan(cfg Config, in *Input, p *Plan) {
 		p.Bare = !p.Advertised && obs.ReasonScope == "" && in.Status == 429
 		if p.Bare {
 			m.bare429(r.Tenant, r.Endpoint, prevSent, in.SentAt, in.Now)
-			_, p.Widen = m.Widened(r.Tenant, r.Endpoint, in.Now)
+			p.Widened, _ = m.Widened(r.Tenant, r.Endpoint, in.Now)
 			// The server says nothing of its limits: find them from 429s.
 			m.cutRate(r, in.SentAt, in.Now, &p.Update)
 		}

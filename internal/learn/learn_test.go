@@ -249,11 +249,11 @@ func TestPlanWidensOnEvidenceAndDropsWhatIsRefuted(t *testing.T) {
 		return p
 	}
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	if p := send(a, 429, at(0)); p.Widen {
+	if p := send(a, 429, at(0)); p.Widened != "" {
 		t.Errorf("one endpoint's 429 widened the scope")
 	}
 	p := send(b, 429, at(100))
-	if !p.Widen {
+	if p.Widened == "" {
 		t.Fatalf("429s of two endpoints 100ms apart did not widen the scope")
 	}
 	if got, want := p.Update.Rates[0].Key, "https://api.test limit:unknown"; got != want {
@@ -279,7 +279,7 @@ func TestPlanWidensOnEvidenceAndDropsWhatIsRefuted(t *testing.T) {
 	}
 	// Refuted, it is not adopted again for a while, even on new evidence.
 	send(a, 429, at(4000))
-	if p := send(b, 429, at(4100)); p.Widen {
+	if p := send(b, 429, at(4100)); p.Widened != "" {
 		t.Errorf("a refuted hypothesis was adopted again at once")
 	}
 }

@@ -213,13 +213,8 @@ func (m *Memory) sentBeforeLocked(endpoint string, sentAt time.Time) time.Time {
 	return prev
 }
 
-// accept counts an accepted response of an endpoint at now.
-func (m *Memory) accept(endpoint string, now time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.acceptLocked(endpoint, now)
-}
-
+// acceptLocked counts an accepted response of an endpoint at now; m.mu is
+// held.
 func (m *Memory) acceptLocked(endpoint string, now time.Time) {
 	mt := m.accepted[endpoint]
 	if mt == nil {
@@ -334,14 +329,8 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration) (f
 	return factor, true
 }
 
-// quiet counts a quiet success on a scope whose rate AIMD has cut, and
-// reports when enough have added up to raise it.
-func (m *Memory) quiet(key string) (n int, raise bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.quietLocked(key)
-}
-
+// quietLocked counts a quiet success on a scope whose rate AIMD has cut,
+// and reports when enough have added up to raise it; m.mu is held.
 func (m *Memory) quietLocked(key string) (n int, raise bool) {
 	st := m.aimd[key]
 	if st == nil {

@@ -101,14 +101,8 @@ func (w *wideState) refuted() bool {
 	return false
 }
 
-// wideResponse counts a response of an endpoint under its tenant's
-// hypothesis, if the endpoint is one of its members.
-func (m *Memory) wideResponse(tenant, endpoint string, now time.Time) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.wideResponseLocked(tenant, endpoint, now)
-}
-
+// wideResponseLocked counts a response of an endpoint under its tenant's
+// hypothesis, if the endpoint is one of its members; m.mu is held.
 func (m *Memory) wideResponseLocked(tenant, endpoint string, now time.Time) {
 	if len(m.wide) == 0 {
 		return
