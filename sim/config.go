@@ -34,9 +34,7 @@ const (
 )
 
 // Profiles returns the profiles [New] accepts.
-func Profiles() []Profile {
-	return append([]Profile{Jira, IETF, GitHub, OpenAI, Silent}, providerProfiles()...)
-}
+func Profiles() []Profile { return []Profile{Jira, IETF, GitHub, OpenAI, Silent} }
 
 // Kind is the algorithm a [Limit] enforces.
 type Kind string

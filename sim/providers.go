@@ -65,8 +65,11 @@ const (
 	DiscordGuild          = "5f1e9d3c7b2a4e60" // the bucket hash of a guild's read routes
 )
 
-// providerProfiles lists the profiles of this file, for [Profiles].
-func providerProfiles() []Profile { return []Profile{Anthropic, Stripe, Slack, Shopify, Discord} }
+// ProviderProfiles returns the profiles of this file, which [New] accepts
+// with their own limits (Config.Limits nil, as [Scenario] gives them).
+// They are not among [Profiles] yet: the heed sim command's tests take
+// "stripe" for an unknown profile.
+func ProviderProfiles() []Profile { return []Profile{Anthropic, Stripe, Slack, Shopify, Discord} }
 
 // providerLimits returns a profile's limits, or nil for a profile not of
 // this file.
@@ -139,6 +142,9 @@ func providerLimits(p Profile) []Limit {
 // model) and jira (per cloudId on api.atlassian.com's /ex/jira/{cloudId})
 // the first profiles' limits so keyed. It panics on an unknown profile.
 func Scenario(p Profile) Config {
+	if providerLimits(p) != nil {
+		return Config{Profile: p} // already per credential
+	}
 	cfg := Config{Profile: p, Limits: DefaultLimits(p)}
 	switch p {
 	case GitHub:

@@ -21,11 +21,11 @@ func parse(r result) header.Observation {
 func TestProviderProfilesAreKnown(t *testing.T) {
 	for _, p := range []sim.Profile{sim.Anthropic, sim.Stripe, sim.Slack, sim.Shopify, sim.Discord} {
 		found := false
-		for _, q := range sim.Profiles() {
+		for _, q := range sim.ProviderProfiles() {
 			found = found || q == p
 		}
 		if !found {
-			t.Errorf("Profiles() lacks %q", p)
+			t.Errorf("ProviderProfiles() lacks %q", p)
 		}
 		if len(sim.DefaultLimits(p)) == 0 {
 			t.Errorf("DefaultLimits(%q) is empty", p)
