@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -121,6 +122,15 @@ func (t *Transport) classify(req *http.Request) *request {
 		}
 		r.scopes[n] = sc
 		n++
+	}
+	if p != nil && p.Limits != nil {
+		for _, name := range p.Limits(req.Method, req.URL.Path) {
+			key := scope.Limit(tenant, name)
+			if n < len(r.scopes) && !slices.ContainsFunc(r.scopes[:n], func(sc store.ScopeAdmit) bool { return sc.Key == key }) {
+				r.scopes[n] = store.ScopeAdmit{Key: key}
+				n++
+			}
+		}
 	}
 	if key, ok := t.learner.Widened(tenant, endpointKey, r.start); ok && n < len(r.scopes) {
 		r.scopes[n] = store.ScopeAdmit{Key: key}

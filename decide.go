@@ -35,6 +35,9 @@ type retryPolicy struct {
 
 // decide decides what to do with the response to attempt of r.
 func (t *Transport) decide(r *request, resp *http.Response, attempt int) decision {
+	if !r.obs.Throttled && resp.StatusCode < 500 && !t.Profile.IsOverloaded(resp.StatusCode) {
+		return decision{} // the common case: nothing to decide
+	}
 	p := t.policy()
 	in := t.decideInput(r, resp, attempt)
 	return decide(&p, &in)
@@ -47,7 +50,7 @@ func (t *Transport) policy() retryPolicy {
 		skew:        t.skew(),
 		backoffBase: orDefault(t.BackoffBase, DefaultBackoffBase),
 		backoffMax:  orDefault(t.BackoffMax, DefaultBackoffMax),
-		rand:        t.float64n,
+		rand:        t.rnd,
 	}
 }
 
@@ -101,7 +104,7 @@ func (t *Transport) decideInput(r *request, resp *http.Response, attempt int) de
 	return decideInput{
 		status:       resp.StatusCode,
 		obs:          &r.obs,
-		retryAfter:   resp.Header.Get("Retry-After"),
+		retryAfter:   first(resp.Header["Retry-After"]),
 		keys:         &r.keys,
 		widened:      r.plan.Widened,
 		canRetry:     r.canRetry,
@@ -119,9 +122,9 @@ func (t *Transport) decideInput(r *request, resp *http.Response, attempt int) de
 // shouldRetry reads a server's own word on retrying: OpenAI's and
 // Anthropic's X-Should-Retry, Stripe's Stripe-Should-Retry.
 func shouldRetry(h http.Header) int8 {
-	v := h.Get("X-Should-Retry")
+	v := first(h["X-Should-Retry"])
 	if v == "" {
-		v = h.Get("Stripe-Should-Retry")
+		v = first(h["Stripe-Should-Retry"])
 	}
 	switch v {
 	case "true":
@@ -195,7 +198,10 @@ func decideServerError(p *retryPolicy, in *decideInput) decision {
 	if in.status < 500 && !in.overloaded || in.shouldRetry < 0 {
 		return decision{}
 	}
-	if !(in.serverRetry || in.overloaded || in.shouldRetry > 0) || !in.canRetry || in.attempt >= p.maxRetries {
+	// An overloaded answer from a provider that processes nothing it
+	// refuses (Anthropic's 529) is as safe to repeat as its throttles.
+	repeatable := in.canRetry || in.overloaded && in.notProcessed && in.rewindable
+	if !(in.serverRetry || in.overloaded || in.shouldRetry > 0) || !repeatable || in.attempt >= p.maxRetries {
 		return decision{}
 	}
 	delay := max(p.backoff(in.attempt), minServerRetry)
@@ -242,4 +248,13 @@ func isDeltaSeconds(v string) bool {
 		}
 	}
 	return true
+}
+
+// first returns a header field's first value, or "": for canonical names,
+// it spares Header.Get's canonicalisation.
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
 }

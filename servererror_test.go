@@ -36,6 +36,8 @@ func TestRetriesFitTheAPI(t *testing.T) {
 		{"retrying: GET 503 retried", retrying, "GET", heedtest.Response{Status: 503}, 2},
 		{"retrying: POST 500 returned", retrying, "POST", heedtest.Response{Status: 500}, 1},
 		{"retrying: 529 overloaded retried", retrying, "GET", heedtest.Response{Status: 529}, 2},
+		{"not processed: POST 529 overloaded retried", retrying, "POST", heedtest.Response{Status: 529}, 2},
+		{"POST 529 returned when the provider may have processed it", &profile.Profile{Overloaded: []int{529}}, "POST", heedtest.Response{Status: 529}, 1},
 		{"retrying: 400 returned", retrying, "GET", heedtest.Response{Status: 400}, 1},
 		{"retrying: transport error retried", retrying, "GET", heedtest.Response{Err: errors.New("connection reset")}, 2},
 		{"retrying: POST transport error returned", retrying, "POST", heedtest.Response{Err: errors.New("connection reset")}, 1},

@@ -3,6 +3,7 @@ package heed_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -92,4 +93,23 @@ func TestTenantsByAccountShareNothing(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A profile may say which limits an endpoint counts against before any
+// response does: a new endpoint waits for its resource's exhausted quota
+// from its first request.
+func TestProfileLimitsAreJoinedFromTheFirstRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		spent := heedtest.Headers("x-ratelimit-limit", "5000", "x-ratelimit-remaining", "0", "x-ratelimit-resource", "core",
+			"x-ratelimit-reset", fmt.Sprint(time.Now().Add(30*time.Minute).Unix()))
+		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 200, Header: spent}, {Status: 200}}}
+		p := &profile.Profile{UnknownScope: "tenant", Limits: func(method, path string) []string { return []string{"resource:core"} }}
+		tr := &heed.Transport{Base: s, Profile: p, FailFast: true}
+		get(t, tr, "https://api.github.com/repos/o/r0")
+		_, err := send(context.Background(), tr, "GET", "https://api.github.com/repos/o/r5", "")
+		var le *heed.LimitedError
+		if !errors.As(err, &le) || le.Scope != "https://api.github.com limit:resource:core" || s.Count() != 1 {
+			t.Errorf("a new endpoint after core ran out: err %v after %d sends; want refused on core, unsent", err, s.Count())
+		}
+	})
 }

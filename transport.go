@@ -186,6 +186,7 @@ type Transport struct {
 	waiting  [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
 	paths    learn.Paths
 	ids      func(prefix, seg string) bool // paths.IDs, bound once
+	rnd      func() float64                // float64n, bound once
 	fifo     fifo
 	randMu   sync.Mutex
 
@@ -204,6 +205,7 @@ func (t *Transport) init() {
 		}
 		t.released = make(chan struct{})
 		t.ids = t.paths.IDs
+		t.rnd = t.float64n
 	})
 }
 

@@ -73,9 +73,10 @@ type tpRoute struct {
 
 // tpCount is what one client met on one route, seen on the wire.
 type tpCount struct {
-	sent, ok, limited int // limited: 429 or 503
-	duringRetryAfter  int // sent while a Retry-After from this route ran
-	accepted          int // the server's own count, when it has one
+	sent, ok, limited int           // limited: 429 or 503
+	duringRetryAfter  int           // sent while a Retry-After from this route ran
+	accepted          int           // the server's own count, when it has one
+	longest           time.Duration // the longest an operation waited before its first send
 	// A Retry-After mandates no send to the route from blockedFrom (its
 	// arrival and tpGrace) to blockedUntil.
 	blockedFrom, blockedUntil time.Time
@@ -104,6 +105,9 @@ func (w *tpWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	now := time.Now()
 	w.mu.Lock()
 	c := w.count(req.URL.Path)
+	if st, ok := req.Context().Value(opKey{}).(*opStamp); ok && c != nil {
+		st.once.Do(func() { c.longest = max(c.longest, now.Sub(st.start)) })
+	}
 	if c != nil {
 		c.sent++
 		if now.After(c.blockedFrom) && now.Before(c.blockedUntil) {
@@ -168,7 +172,7 @@ func runTP(t *testing.T, baseURL string, routes []tpRoute) map[string]*tpWire {
 				wg.Go(func() {
 					for ctx.Err() == nil {
 						start := time.Now()
-						send(ctx, rt, baseURL+r.path+"x")
+						send(context.WithValue(ctx, opKey{}, &opStamp{start: start}), rt, baseURL+r.path+"x")
 						if d := tpPace - time.Since(start); d > 0 {
 							select {
 							case <-ctx.Done():
@@ -190,7 +194,7 @@ func runTP(t *testing.T, baseURL string, routes []tpRoute) map[string]*tpWire {
 func tpReport(t *testing.T, title string, routes []tpRoute, wires map[string]*tpWire, serverCounts bool) string {
 	h, n := wires["heed"], wires["none"]
 	var b strings.Builder
-	fmt.Fprintf(&b, "| route | heed accepted | heed 429/503 | heed sent during Retry-After | none accepted | none 429/503 | heed÷none |\n|---|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "| route | heed accepted | heed 429/503 | heed sent during Retry-After | heed longest wait | none accepted | none 429/503 | heed÷none |\n|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	var ht, nt, hl, nl int
 	for _, r := range routes {
 		hc, nc := h.routes[r.path], n.routes[r.path]
@@ -199,12 +203,12 @@ func tpReport(t *testing.T, title string, routes []tpRoute, wires map[string]*tp
 			ha, na = hc.accepted, nc.accepted
 		}
 		ht, nt, hl, nl = ht+ha, nt+na, hl+hc.limited, nl+nc.limited
-		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %s |\n", r.name, ha, hc.limited, hc.duringRetryAfter, na, nc.limited, ratio(ha, na))
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.1fs | %d | %d | %s |\n", r.name, ha, hc.limited, hc.duringRetryAfter, hc.longest.Seconds(), na, nc.limited, ratio(ha, na))
 		if hc.duringRetryAfter > 0 {
 			t.Errorf("%s: heed sent %d requests while a Retry-After from the route ran", r.name, hc.duringRetryAfter)
 		}
 	}
-	fmt.Fprintf(&b, "| **all** | %d | %d | | %d | %d | **%s** |\n", ht, hl, nt, nl, ratio(ht, nt))
+	fmt.Fprintf(&b, "| **all** | %d | %d | | | %d | %d | **%s** |\n", ht, hl, nt, nl, ratio(ht, nt))
 	t.Logf("%s, %v each, heed and none at the same time:\n%s", title, tpDuration, b.String())
 	if ht < nt {
 		msg := fmt.Sprintf("heed accepted %d, fewer than none's %d (%s×)", ht, nt, ratio(ht, nt))
@@ -330,6 +334,9 @@ func TestThirdPartyExpressRateLimit(t *testing.T) {
 		{name: `/d8b/ draft-8 "10-in-1sec"`, path: "/d8b/", workers: 2},
 		{name: "/legacy/ X-RateLimit-* 10/1s", path: "/legacy/", workers: 2},
 		{name: "/bare/ no headers 10/1s", path: "/bare/", workers: 2},
+		{name: `/d8c/ draft-8 "10-in-1sec", own counter`, path: "/d8c/", workers: 2},
+		{name: `/s1/ draft-8 "20-in-1sec", shared with /s2/`, path: "/s1/", workers: 2},
+		{name: `/s2/ draft-8 "20-in-1sec", shared with /s1/`, path: "/s2/", workers: 2},
 	}
 	wires := runTP(t, base, routes)
 	// The server's own counts.
@@ -386,12 +393,17 @@ http {
 	limit_req_zone $http_x_client zone=b:1m rate=5r/s;
 	limit_req_zone $http_x_client zone=c:1m rate=20r/s;
 	limit_req_zone $http_x_client zone=d:1m rate=10r/s;
+	limit_req_zone $http_x_client zone=e:1m rate=10r/s;
+	limit_req_zone $http_x_client zone=f:1m rate=10r/s;
 	server {
 		listen 127.0.0.1:%[2]d;
 		location /a/ { limit_req zone=a burst=5; proxy_pass %[3]s; }
 		location /b/ { limit_req zone=b burst=10 nodelay; limit_req_status 429; proxy_pass %[3]s; }
 		location /c/ { limit_req zone=c; limit_req_status 429; proxy_pass %[3]s; }
 		location /d/ { limit_req zone=d burst=5 nodelay; limit_req_status 429; proxy_pass %[3]s; }
+		location /e/ { limit_req zone=e burst=10 delay=4; limit_req_status 429; proxy_pass %[3]s; }
+		location /f1/ { limit_req zone=f burst=5 nodelay; limit_req_status 429; proxy_pass %[3]s; }
+		location /f2/ { limit_req zone=f burst=5 nodelay; limit_req_status 429; proxy_pass %[3]s; }
 	}
 }
 `
@@ -456,6 +468,9 @@ func TestThirdPartyNginxLimitReq(t *testing.T) {
 		{name: "/b/ rate=5r/s burst=10 nodelay, 429", path: "/b/", workers: 2},
 		{name: "/c/ rate=20r/s no burst, 429", path: "/c/", workers: 2},
 		{name: "/d/ rate=10r/s burst=5 nodelay, 429", path: "/d/", workers: 2},
+		{name: "/e/ rate=10r/s burst=10 delay=4, 429", path: "/e/", workers: 2},
+		{name: "/f1/ rate=10r/s burst=5 nodelay, zone shared with /f2/", path: "/f1/", workers: 2},
+		{name: "/f2/ rate=10r/s burst=5 nodelay, zone shared with /f1/", path: "/f2/", workers: 2},
 	}
 	wires := runTP(t, base, routes)
 	mu.Lock()

@@ -1,6 +1,7 @@
 package header
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,23 @@ func TestParseReset(t *testing.T) {
 				t.Errorf("parseReset(%q) = %v, %q, want %v", tc.in, got, why, tc.want)
 			}
 		})
+	}
+}
+
+// A clock set before 2001 (a test's virtual clock starts in 2000) still
+// reads its own epoch resets as instants, not as delays of thirty years.
+func TestParseResetEpochOnAnEarlyClock(t *testing.T) {
+	now := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		v    string
+		want time.Duration
+	}{
+		{strconv.FormatInt(now.Unix()+60, 10), 60 * time.Second},
+		{"60", 60 * time.Second},
+	} {
+		got, why := parseReset(tc.v, now)
+		if why != "" || got.Sub(now) != tc.want {
+			t.Errorf("parseReset(%q) at %v = %v (%s), want %v from now", tc.v, now, got.Sub(now), why, tc.want)
+		}
 	}
 }

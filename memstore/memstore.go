@@ -5,6 +5,7 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,18 +16,31 @@ import (
 // minSweep is the fewest scopes the map holds before a sweep.
 const minSweep = 1024
 
+// DefaultMaxScopes is the most scopes a Store holds when MaxScopes is
+// zero: about 20 MiB of state (a scope with a learned rate takes about
+// 300 bytes with its key).
+const DefaultMaxScopes = 1 << 16
+
 // Store is a [store.Store] in one process's memory: the default of a
 // heed.Transport whose Store is nil. Share one Store between Transports
 // (for example one per tenant) to share their state.
 //
 // Scopes that hold nothing (no block, no lease, no pacing debt, no learned
-// rate) are evicted as the map grows, so memory stays bounded however many
-// distinct paths are called. The zero Store is empty and ready to use.
-// A Store is safe for concurrent use.
+// rate) are evicted as the map grows; past MaxScopes, scopes holding only
+// pacing state (a learned rate, a pacing debt) are evicted too, those used
+// least recently first, so memory stays bounded however many distinct
+// endpoints report limits: an evicted scope relearns from its next
+// response. Blocks, leases and write gaps are never evicted. A lease is
+// held until it is released (a Transport releases on every path, panics
+// included) unless the Admission sets a LeaseTTL. The zero Store is empty
+// and ready to use. A Store is safe for concurrent use.
 type Store struct {
 	// Now returns the current time. Nil means time.Now. Tests of stores
 	// that cannot run in a synctest bubble set it to a manual clock.
 	Now func() time.Time
+	// MaxScopes bounds the scopes the Store holds (see above). Zero means
+	// DefaultMaxScopes.
+	MaxScopes int
 
 	mu        sync.Mutex
 	scopes    map[string]*scopeState
@@ -41,7 +55,8 @@ type scopeState struct {
 	rate         float64   // learned rate; zero when none
 	burst        float64
 	rateUntil    time.Time
-	leases       map[store.Lease]time.Time // lease -> expiry
+	used         time.Time                 // the last admission that asked for it
+	leases       map[store.Lease]time.Time // lease -> expiry; zero for none
 }
 
 var _ store.Store = (*Store)(nil)
@@ -69,7 +84,7 @@ func (s *Store) state(key string, now time.Time) *scopeState {
 		if s.scopes == nil {
 			s.scopes = make(map[string]*scopeState)
 		}
-		if len(s.scopes) >= max(s.sweepAt, minSweep) {
+		if len(s.scopes) >= max(s.sweepAt, minSweep) || len(s.scopes) >= s.maxScopes() {
 			s.sweep(now)
 		}
 		st = &scopeState{}
@@ -86,7 +101,59 @@ func (s *Store) sweep(now time.Time) {
 			delete(s.scopes, k)
 		}
 	}
+	if limit := s.maxScopes(); len(s.scopes) >= limit*3/4 {
+		s.evict(now, limit/2)
+	}
 	s.sweepAt = max(minSweep, 2*len(s.scopes))
+}
+
+func (s *Store) maxScopes() int {
+	if s.MaxScopes > 0 {
+		return s.MaxScopes
+	}
+	return DefaultMaxScopes
+}
+
+// evict drops scopes that hold only pacing state, used least recently
+// first, until at most keep are left: it takes the median last use of a
+// sample of them as the cut, and drops those used before it, repeating
+// while too many are left.
+func (s *Store) evict(now time.Time, keep int) {
+	for pass := 0; len(s.scopes) > keep && pass < 8; pass++ {
+		var sample []time.Time
+		for _, st := range s.scopes {
+			if st.evictable(now) {
+				sample = append(sample, st.used)
+				if len(sample) == 64 {
+					break
+				}
+			}
+		}
+		if len(sample) == 0 {
+			return
+		}
+		slices.SortFunc(sample, time.Time.Compare)
+		cut := sample[len(sample)/2]
+		if pass > 0 || len(sample) < 64 {
+			cut = sample[len(sample)-1] // not enough gone yet: take all but the newest
+		}
+		for k, st := range s.scopes {
+			if len(s.scopes) <= keep {
+				return
+			}
+			// Never the scopes of the admission asking now.
+			if st.evictable(now) && !st.used.After(cut) && st.used.Before(now) {
+				delete(s.scopes, k)
+			}
+		}
+	}
+}
+
+// evictable reports whether a scope holds nothing a caller waits for: no
+// lease, no block, no gap (only a learned rate or a pacing debt, which the
+// next responses teach again).
+func (st *scopeState) evictable(now time.Time) bool {
+	return len(st.leases) == 0 && !st.blockedUntil.After(now) && !st.notBefore.After(now)
 }
 
 func (st *scopeState) idle(now time.Time) bool {
@@ -97,7 +164,7 @@ func (st *scopeState) idle(now time.Time) bool {
 
 func (st *scopeState) expireLeases(now time.Time) {
 	for l, exp := range st.leases {
-		if !exp.After(now) {
+		if !exp.IsZero() && !exp.After(now) {
 			delete(st.leases, l)
 		}
 	}
@@ -129,7 +196,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	var states [8]*scopeState
 	sts := states[:0]
 	for i := range a.Scopes {
-		sts = append(sts, s.state(a.Scopes[i].Key, now))
+		st := s.state(a.Scopes[i].Key, now)
+		st.used = now
+		sts = append(sts, st)
 	}
 
 	// Blocks first: nothing is reserved for a request that cannot go.
@@ -171,9 +240,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	}
 
 	lease := store.Lease(0)
-	ttl := a.LeaseTTL
-	if ttl <= 0 {
-		ttl = store.DefaultLeaseTTL
+	var expiry time.Time // zero: held until released
+	if a.LeaseTTL > 0 {
+		expiry = now.Add(a.LeaseTTL)
 	}
 	for i, st := range sts {
 		if a.Scopes[i].Limit > 0 || a.Scopes[i].Gap > 0 {
@@ -184,7 +253,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			if st.leases == nil {
 				st.leases = make(map[store.Lease]time.Time, 4)
 			}
-			st.leases[lease] = now.Add(ttl)
+			st.leases[lease] = expiry
 		}
 	}
 	return store.Decision{Reason: store.Admitted, Lease: lease}, nil
@@ -224,7 +293,7 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 			continue
 		}
 		delete(st.leases, lease)
-		if !exp.After(now) {
+		if !exp.IsZero() && !exp.After(now) {
 			continue // expired: its gap, if any, began long ago
 		}
 		// A learned rate supersedes the profile's gap: the server has said

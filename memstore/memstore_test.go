@@ -101,3 +101,53 @@ func TestMemoryStoreLearnedRates(t *testing.T) {
 		}
 	})
 }
+
+// Learned state is bounded by count: a flood of distinct endpoints, each
+// with a rate of its own, leaves at most MaxScopes scopes, and the scope in
+// constant use keeps its rate.
+func TestLearnedStateHasACeiling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &memstore.Store{MaxScopes: 4096}
+		ctx := context.Background()
+		hot := "t GET /hot"
+		_ = s.Update(ctx, &store.Update{Rates: []store.RateUpdate{{Key: hot, Rate: 7, Burst: 1, TTL: 24 * time.Hour}}})
+		peak := 0
+		for i := range 50_000 {
+			key := fmt.Sprintf("t GET /cold/%d", i)
+			_ = s.Update(ctx, &store.Update{Rates: []store.RateUpdate{{Key: key, Rate: 5, Burst: 1, TTL: time.Hour}}})
+			d, err := s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: hot}}})
+			if err != nil || d.Reason == store.Blocked {
+				t.Fatalf("admit hot: %v %v", d, err)
+			}
+			time.Sleep(150 * time.Millisecond) // the hot scope is paced at 7/s
+			peak = max(peak, s.Len())
+		}
+		if peak > 4096 {
+			t.Errorf("the store held %d scopes at its peak, want at most MaxScopes, 4096", peak)
+		}
+		if snap, ok := s.Snapshot(hot); !ok || snap.Rate != 7 {
+			t.Errorf("the hot scope's rate = %+v, %v after the flood, want its 7/s kept", snap, ok)
+		}
+	})
+}
+
+// A lease taken without a LeaseTTL is held until it is released, however
+// long its request runs: the cap holds for a request of ten minutes.
+func TestLeaseHeldUntilReleased(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := memstore.New()
+		ctx := context.Background()
+		a := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant", Limit: 1}}}
+		d := admit(t, s, a)
+		time.Sleep(10 * time.Minute)
+		if d2 := admit(t, s, a); d2.Reason != store.Busy {
+			t.Errorf("a second request after 10 minutes = %v, want busy: the first still holds its slot", d2.Reason)
+		}
+		if err := s.Release(ctx, a, d.Lease); err != nil {
+			t.Fatal(err)
+		}
+		if d3 := admit(t, s, a); d3.Reason != store.Admitted {
+			t.Errorf("after the release = %v, want admitted", d3.Reason)
+		}
+	})
+}

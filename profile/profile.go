@@ -49,6 +49,13 @@ type Profile struct {
 	// [EndpointKey] to read. Nil means the whole path. Endpoint, when set,
 	// is given the whole path.
 	TrimPath func(path string) string
+	// Limits names the limits, counted per tenant, that a request counts
+	// against by the provider's documentation, before any response has
+	// said so (GitHub's core and search resources, as x-ratelimit-resource
+	// names them: "resource:core"): an endpoint joins them from its first
+	// request. Nil means none: an endpoint joins a named limit only once
+	// it has reported it.
+	Limits func(method, path string) []string
 	// WriteKey returns the resource a write request targets, such as a Jira
 	// issue key, or "" when it targets none. Writes to one resource go one
 	// at a time, WriteGap apart. Nil means no resource keys.
@@ -84,9 +91,10 @@ type Profile struct {
 	Concurrency int
 
 	// ThrottledNotProcessed reports that the provider documents that a
-	// request it throttles is not processed, so a throttled request of any
-	// method, a POST without an Idempotency-Key included, is safe to send
-	// again. False means only requests safe to repeat are retried.
+	// request it throttles, or refuses as overloaded (see Overloaded), is
+	// not processed, so such a request of any method, a POST without an
+	// Idempotency-Key included, is safe to send again. False means only
+	// requests safe to repeat are retried.
 	ThrottledNotProcessed bool
 	// RetryServerErrors makes heed retry server errors (5xx) and transport
 	// errors of requests that are safe to repeat, with exponential backoff

@@ -65,8 +65,9 @@ func TestProxyTwoProxiesShareRedis(t *testing.T) {
 	var proxies []*httptest.Server
 	var handlers []*proxy.Handler
 	for range 2 {
-		tr := &heed.Transport{Profile: profile.Jira(), MaxWait: 5 * time.Second,
-			Store: redisstore.New(rs.NewClient(t), redisstore.Config{Prefix: prefix, Instances: 2})}
+		st := redisstore.New(rs.NewClient(t), redisstore.Config{Prefix: prefix, Instances: 2})
+		defer st.Close()
+		tr := &heed.Transport{Profile: profile.Jira(), MaxWait: 5 * time.Second, Store: st}
 		h := &proxy.Handler{Upstream: u, Transport: tr, Cache: &proxy.Cache{}, Tenant: proxy.TenantFromPathPrefix(2), StoreName: "redis"}
 		handlers = append(handlers, h)
 		srv := httptest.NewServer(h)

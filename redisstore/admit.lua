@@ -1,22 +1,33 @@
 -- admit.lua: one admission decision over all of a request's scopes.
 --
--- KEYS: per scope i, its state hash (2i-1) and its lease set (2i).
--- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve,
---    then per scope: rate burst limit gap cost. Durations in nanoseconds;
---    paced and background are 1 or 0; lease is 0 when no scope takes one.
--- Returns {reason, scope index from 0, wait in ns, reserved 1 or 0} with
--- reason 0 admitted, 1 blocked, 2 paced, 3 busy, 4 spaced; the order of the
--- checks and the arithmetic are those of heed.MemoryStore.Admit and
+-- KEYS: the epoch key, the lease's undo marker, then per scope i its state
+-- hash and its lease set.
+-- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve
+--    epoch new_epoch grace drain, then per scope: rate burst limit gap cost.
+--    Durations in nanoseconds; paced and background are 1 or 0; drain is
+--    '-' or when the Store returned from its fallback (ns from now);
+--    lease is 0 when no scope takes one; epoch is the one the Store last
+--    saw, '-' for none.
+-- Returns {reason, scope index from 0, wait in ns, reserved 1 or 0, epoch}
+-- (the epoch only when it is not the one the Store sent)
+-- with reason 0 admitted, 1 blocked, 2 paced, 3 busy, 4 spaced, and -1
+-- when Redis lost its data since the Store's epoch; the order of the
+-- checks and the arithmetic are those of memstore.Store.Admit and
 -- limiter.Pace.Reserve.
 
+local K = {}
+for j = 3, #KEYS do K[#K + 1] = KEYS[j] end
 local paced = A[4] == '1'
 local maxWait = num(5)
 local leaseTTL = num(6)
 local lease = A[7]
 local background = A[8] == '1'
 local reserve = num(9)
-local n = #KEYS / 2
-local H, W = 9, 5 -- header and per-scope argument counts
+local n = #K / 2
+-- drain: after a return from the fallback, buckets are taken as empty at
+-- the return (A[13] nanoseconds from now, negative), refilling since.
+local drain = A[13] ~= '-' and tonumber(A[13])
+local H, W = 13, 5 -- header and per-scope argument counts
 
 -- Per scope: its default rate and burst, limit, gap, and cost (the
 -- scope's own, else the request's, else 1: Admission.cost).
@@ -29,9 +40,20 @@ for i = 1, n do
   if not (cost[i] > 0) then cost[i] = reqCost end
 end
 
+local ep, lost, grace = epoch(KEYS[1], A[10], A[11], num(12))
+-- Redis lost its data: decide nothing until the Store has re-asserted what
+-- it holds.
+if lost then return {-1, 0, 0, 0, ep} end
+-- The epoch is sent back only when the Store does not know it yet.
+if A[10] == ep then ep = nil end
+-- The client gave this admission up (it timed out) and undid it first.
+if lease ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then return {0, 0, 0, 0, ep} end
+-- Just after a loss, every Store that holds a block re-asserts it.
+if grace then return {3, 0, grace, 0, ep} end
+
 local b, g, t, r, k, u, x = {}, {}, {}, {}, {}, {}, {}
 for i = 1, n do
-  local h = redis.call('HMGET', KEYS[2 * i - 1], 'b', 'g', 't', 'r', 'k', 'u', 'x')
+  local h = redis.call('HMGET', K[2 * i - 1], 'b', 'g', 't', 'r', 'k', 'u', 'x')
   b[i], g[i], t[i], u[i], x[i] = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[6]), rel(h[7])
   r[i], k[i] = h[4], h[5]
 end
@@ -43,20 +65,32 @@ local function latest(x, reason)
   for i = 1, n do
     if x[i] and x[i] > last then last, at = x[i], i end
   end
-  if at > 0 then return {reason, at - 1, last, 0} end
+  if at > 0 then return {reason, at - 1, last, 0, ep} end
   return nil
 end
 
 -- Blocks first: nothing is reserved for a request that cannot go.
 local d = latest(b, 1)
 if d then return d end
+if drain then
+  -- After a return from the fallback, a write to a spaced resource is
+  -- assumed at the return (some process may have written locally), unless
+  -- a learned rate paces the scope instead.
+  for i = 1, n do
+    local learned = (tonumber(r[i]) or 0) > 0 and u[i] and u[i] > 0
+    if gap[i] > 0 and not learned then
+      local f = drain + gap[i]
+      if f > 0 and (not g[i] or g[i] < f) then g[i] = f end
+    end
+  end
+end
 d = latest(g, 4)
 if d then return d end
 
 for i = 1, n do
   if limit[i] > 0 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[2 * i], '-inf', nowUs)
-    if redis.call('ZCARD', KEYS[2 * i]) >= limit[i] then return {3, i - 1, 0, 0} end
+    redis.call('ZREMRANGEBYSCORE', K[2 * i], '-inf', nowUs)
+    if redis.call('ZCARD', K[2 * i]) >= limit[i] then return {3, i - 1, 0, 0, ep} end
   end
 end
 
@@ -74,6 +108,13 @@ if not paced then
       rates[i] = rate
       if not (burst > 0) then burst = 1 end
       bursts[i] = burst
+      if drain then
+        -- Hand-over from the local fallback: the fleet has been spending
+        -- this scope's budget locally, so the burst is taken as spent and
+        -- the next request waits a turn.
+        local f = drain + span(burst, rate)
+        if not t[i] or t[i] < f then t[i] = f end
+      end
       if background and reserve > 0 and reserve < 1 then
         -- limiter.Pace.Yielding: keep a share of the burst for others.
         burst = burst - reserve * burst
@@ -90,12 +131,12 @@ if not paced then
   end
   if (maxWait > 0 and wait > maxWait) or (background and wait > 0) then
     -- Too long, or a background request, which never books ahead.
-    return {2, slowest - 1, wait, 0}
+    return {2, slowest - 1, wait, 0, ep}
   end
   -- A key named twice is one scope: later reservations see earlier ones.
   local cur = {}
   for i = 1, n do
-    local key = KEYS[2 * i - 1]
+    local key = K[2 * i - 1]
     if rates[i] then
       local tat, floor = cur[key] or t[i], wait
       if bursts[i] < 1 then floor = wait + span(bursts[i], rates[i]) - span(1, rates[i]) end
@@ -105,7 +146,7 @@ if not paced then
       save(key, {'t', abs(tat)}, x[i], b[i], g[i], tat, u[i])
     end
   end
-  if wait > 0 then return {2, slowest - 1, wait, 1} end
+  if wait > 0 then return {2, slowest - 1, wait, 1, ep} end
 end
 
 if lease ~= '0' then
@@ -113,7 +154,7 @@ if lease ~= '0' then
   local ms = math.ceil(leaseTTL / 1e6) + SLACK
   for i = 1, n do
     if limit[i] > 0 or gap[i] > 0 then
-      local lk = KEYS[2 * i]
+      local lk = K[2 * i]
       if limit[i] <= 0 then
         -- Leases of processes that died go when they expire (scopes with
         -- a limit were swept above).
@@ -125,4 +166,4 @@ if lease ~= '0' then
     end
   end
 end
-return {0, 0, 0, 0}
+return {0, 0, 0, 0, ep}

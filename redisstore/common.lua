@@ -90,3 +90,33 @@ end
 
 -- num parses an argument; NaN never reaches the script (Go sends 0).
 local function num(i) return tonumber(A[i]) end
+
+-- The epoch key ({tag}:e, a hash: e epoch, g grace until) tells a Store
+-- that Redis lost its data (a restart without persistence, FLUSHALL, a
+-- failover to an empty replica): it is created with a new epoch whenever
+-- it is missing, so a Store that remembers another epoch knows to
+-- re-assert what it holds. For grace after a loss is detected, admissions
+-- wait, so that every Store holding a block has re-asserted it first.
+local EPOCHTTL = 30 * 24 * 3600 * 1000 -- ms; refreshed by every update
+
+-- epoch returns the current epoch, whether it differs from expected ('-'
+-- for a Store that has seen none), and the grace still to run (ns, or nil).
+local function epoch(ek, expected, cand, grace)
+  local h = redis.call('HMGET', ek, 'e', 'g')
+  local ep, g = h[1], rel(h[2])
+  if not ep then
+    -- The server's clock makes the epoch new even when the Store that
+    -- created the lost one creates this one.
+    local t = redis.call('TIME')
+    ep = cand .. '.' .. t[1] .. '.' .. t[2]
+    redis.call('HSET', ek, 'e', ep)
+    redis.call('PEXPIRE', ek, EPOCHTTL)
+  end
+  local lost = expected ~= '-' and expected ~= ep
+  if lost and not g and grace > 0 then
+    g = grace
+    redis.call('HSET', ek, 'g', abs(g))
+  end
+  if g and g <= 0 then g = nil end
+  return ep, lost, g
+end

@@ -29,25 +29,69 @@
 //	{heed}:s:<scope>  hash: blocked until, gap end, GCRA TAT, learned rate,
 //	                  burst and expiry
 //	{heed}:l:<scope>  sorted set: leases, scored by their expiry
+//	{heed}:e          hash: the epoch (see below), kept 30 days after the
+//	                  last update
+//	{heed}:u:<lease>  the undo marker of an admission whose reply was lost,
+//	                  kept a minute
 //
-// Every key expires a few seconds after the last instant it holds has
-// passed, so a scope that falls idle costs nothing. Leases expire by
+// Every scope key expires a few seconds after the last instant it holds
+// has passed, so a scope that falls idle costs nothing. Leases expire by
 // themselves: a process that dies mid-request frees its slots after the
-// lease TTL. All of a Store's scopes live in one slot, on one node of a
-// cluster; give independent fleets different prefixes to spread them.
+// lease TTL; [Store.Renew] extends the lease of a request still running,
+// so that short TTLs are safe.
+//
+// # Redis Cluster: one hash tag per prefix
+//
+// A script may touch keys of one slot only, and a request touches the
+// global scope besides its tenant's and its endpoint's. One hash tag per
+// tenant would spread tenants over the slots, but every admission would
+// then need a second script on the global scope's node: two round trips,
+// and a decision no longer atomic (a global turn booked and then refused
+// by the tenant must be given back, and a crash in between leaks it). So
+// all of a Store's keys share one tag, its prefix, and a Cluster spreads
+// prefixes, not tenants: give independent fleets, or groups of tenants
+// that share no global limit, their own [Config.Prefix].
 //
 // # When Redis fails
 //
-// A call that fails, or takes longer than [Config.Timeout], makes the Store
-// fall back to a local [memstore.Store] in which every scope's rate and
-// burst are divided by [Config.Instances] and every concurrency limit is
-// divided by it, rounded up: the fleet as a whole stays within its budget
-// while each process decides alone. The Store logs the change and reports
-// it to [Config.OnHealth], tries Redis again at most every
-// [Config.ProbeInterval], and returns to it when it answers. Leases taken in
-// the fallback are released there; blocks learned while on Redis are also
-// kept locally, so a process that loses Redis still honours them.
+// A call that fails, or takes longer than its timeout ([Config.Timeout],
+// raised to four times the measured 99th percentile of Redis's latency,
+// up to [Config.MaxTimeout]), is decided locally, on a [memstore.Store] in
+// which every scope's rate and burst are divided by [Config.Instances],
+// every concurrency limit is divided by it, rounded up, and every write gap
+// is multiplied by it: the fleet as a
+// whole stays within its budget while each process decides alone.
+// [Config.FailThreshold] failures in a row make the Store fall back; it
+// logs the change and reports it to [Config.OnHealth], probes Redis every
+// [Config.ProbeInterval], and returns after [Config.RecoverThreshold]
+// good probes in a row. Neither hand-over adds a burst: local buckets
+// start empty, and after the return Redis takes each scope's bucket as
+// empty at the instant of the return, refilling at its rate since. Local
+// gaps are multiplied by Instances. [Store.Stats] counts the switches.
+//
+// Nothing a fault interrupts is lost. Leases taken in the fallback are
+// released there. A release that cannot reach Redis is kept and delivered
+// when Redis answers again. An admission whose reply is lost (a paused
+// server runs it when it resumes) is undone: its lease id is chosen before
+// the call, and the undo leaves a marker that makes the late admission a
+// no-op. Blocks are also kept locally, so a process that loses Redis still
+// honours them.
+//
+// Redis may also come back empty (a restart without persistence, FLUSHALL,
+// a failover to an empty replica). The epoch key tells: it is created with
+// a new epoch whenever it is missing, and a Store that sees an epoch other
+// than the one it knew re-asserts the blocks it holds (merged by maximum,
+// never shortening) and the last rate it set for each scope. For a moment
+// after a loss is seen, admissions wait (as for a busy scope), so that the
+// Stores holding blocks re-assert them before anyone is admitted; a Store
+// that holds a running block checks the epoch every
+// [Config.GuardInterval] from a goroutine that ends with its last block or
+// at [Store.Close].
+//
+// Call [Store.Check] at start: it reports a wrong address, password or ACL
+// clearly, with the password redacted.
 //
 // Package redistest starts a real redis-server for tests, on a free port,
-// and can kill, pause and restart it.
+// and can kill, pause and restart it; it also starts a three-master Redis
+// Cluster and adds ACL users.
 package redisstore

@@ -1,6 +1,8 @@
 package redisstore_test
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -33,4 +35,23 @@ func Example() {
 	})
 	client := &http.Client{Transport: &heed.Transport{Store: store, Profile: profile.Jira()}}
 	_ = client // client.Get("https://example.atlassian.net/rest/api/3/myself") ...
+}
+
+// Check at start, so that a wrong address or password stops the program
+// rather than leaving every process on its local fallback.
+func ExampleStore_Check() {
+	rdb := redis.NewClient(&redis.Options{
+		Addr:                  "127.0.0.1:1", // nothing listens here
+		Username:              "heed",
+		Password:              "s3cret-pw", // never in the message
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
+	})
+	defer rdb.Close()
+	store := redisstore.New(rdb, redisstore.Config{Timeout: time.Second})
+	if err := store.Check(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// redisstore: check redis at 127.0.0.1:1: dial tcp 127.0.0.1:1: connect: connection refused (wrong address)
 }

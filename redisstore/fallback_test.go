@@ -76,6 +76,7 @@ func TestFallbackWhenRedisDiesAndRecovery(t *testing.T) {
 		Logger:        slog.New(slog.NewTextHandler(t.Output(), nil)),
 		OnHealth:      health.record,
 	})
+	defer s.Close()
 	ctx := context.Background()
 	// MaxWait 1ns: a request that cannot go at once books nothing, so the
 	// counts below are what the budget lets through.
@@ -173,7 +174,9 @@ func TestFallbackWhenRedisDiesAndRecovery(t *testing.T) {
 }
 
 // A server that hangs, rather than refusing, costs each call at most the
-// timeout: the store falls back, then returns when the server resumes.
+// timeout; FailThreshold such calls in a row make the store fall back, and
+// the hand-over adds no burst to what Redis already let through. It returns
+// when the server resumes.
 func TestFallbackWhenRedisHangs(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := storetest.NewClock()
@@ -186,25 +189,37 @@ func TestFallbackWhenRedisHangs(t *testing.T) {
 		Now:           clock.Now,
 		OnHealth:      health.record,
 	})
+	defer s.Close()
 	paced := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 10, Burst: 6}}, MaxWait: 1}
 	if n := countImmediate(t, s, paced); n != 6 {
 		t.Errorf("on Redis: %d admissions at once, want 6", n)
 	}
 	srv.Pause()
 	start := time.Now()
-	if d, err := s.Admit(context.Background(), paced); err != nil || d.Reason != store.Admitted {
-		t.Errorf("first Admit with Redis hanging = %+v, %v; want admitted by the fallback", d, err)
+	// The burst went on Redis: the local bucket starts empty, a turn
+	// (200ms at the divided rate of 5/s) away.
+	if d, err := s.Admit(context.Background(), paced); err != nil || d.Reason != store.Paced || d.Wait != 200*time.Millisecond {
+		t.Errorf("first Admit with Redis hanging = %+v, %v; want paced for a local turn of 200ms", d, err)
 	}
 	// An upper bound only, far above the 100ms timeout: without the
 	// timeout the call would hang for the client's 5s read timeout.
 	if el := time.Since(start); el > 3*time.Second {
 		t.Errorf("first Admit with Redis hanging took %v, want about the 100ms timeout", el)
 	}
-	if n := 1 + countImmediate(t, s, paced); n != 3 {
-		t.Errorf("with Redis hanging: %d admissions at once, want the divided burst of 3", n)
+	if !s.Healthy() || len(health.get()) != 0 {
+		t.Errorf("after one failed call: Healthy() = %v with events %+v; want no switch yet", s.Healthy(), health.get())
+	}
+	for i := range DefaultFailThreshold - 1 {
+		if d, _ := s.Admit(context.Background(), paced); d.Reason == store.Admitted {
+			t.Errorf("admission %d with Redis hanging was admitted; want the hand-over to add no burst", i+2)
+		}
 	}
 	if s.Healthy() || len(health.get()) != 1 {
-		t.Errorf("Healthy() = %v with events %+v; want a fallback reported once", s.Healthy(), health.get())
+		t.Errorf("after %d failed calls: Healthy() = %v with events %+v; want a fallback reported once", DefaultFailThreshold, s.Healthy(), health.get())
+	}
+	clock.Advance(200 * time.Millisecond) // one turn at the divided rate of 5/s
+	if n := countImmediate(t, s, paced); n != 1 {
+		t.Errorf("in the fallback one turn later: %d admissions at once, want 1", n)
 	}
 	srv.Resume()
 	deadline := time.Now().Add(10 * time.Second)
@@ -214,6 +229,12 @@ func TestFallbackWhenRedisHangs(t *testing.T) {
 	}
 	if !s.Healthy() {
 		t.Fatalf("the store did not return to Redis within 10s of its resumption")
+	}
+	if ev := health.get(); len(ev) != 2 || !ev[1].Healthy {
+		t.Errorf("health events = %+v, want a fallback and a return", ev)
+	}
+	if st := s.Stats(); st.Fallbacks != 1 || st.Recoveries != 1 || !st.Healthy {
+		t.Errorf("Stats() = %+v, want one fallback and one recovery, healthy", st)
 	}
 }
 
@@ -227,6 +248,7 @@ func TestConcurrentAdmissionsAcrossFailure(t *testing.T) {
 		Instances:     3,
 		ProbeInterval: 10 * time.Millisecond,
 	})
+	defer s.Close()
 	a := &store.Admission{Scopes: []store.ScopeAdmit{
 		{Key: "tenant", Limit: 4},
 		{Key: "e", Rate: 1e6, Burst: 1e6},
@@ -272,5 +294,34 @@ func TestConcurrentAdmissionsAcrossFailure(t *testing.T) {
 	}
 	if !s.Healthy() {
 		t.Errorf("the store did not return to Redis")
+	}
+}
+
+// Just after a return from the fallback, Redis takes every scope's burst
+// as spent: the fleet spent it locally meanwhile, so the return adds no
+// burst, not even one request; from then on the bucket refills at the
+// scope's rate.
+func TestReturnAddsNoBurst(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := storetest.NewClock()
+	s := New(srv.NewClient(t), Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second})
+	defer s.Close()
+	paced := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e", Rate: 10, Burst: 8}}, MaxWait: 1}
+	s.handover.Store(clock.Now().UnixNano()) // as end does on a return
+	if d, err := s.Admit(context.Background(), paced); err != nil || d.Reason != store.Paced || d.Wait != 100*time.Millisecond {
+		t.Errorf("just after a return: Admit = %+v, %v; want paced for a turn of 100ms (no burst)", d, err)
+	}
+	clock.Advance(300 * time.Millisecond)
+	if n := countImmediate(t, s, paced); n != 3 {
+		t.Errorf("0.3s after the return: %d admissions at once, want the 3 that 10/s refilled", n)
+	}
+	clock.Advance(time.Second)
+	if n := countImmediate(t, s, paced); n != 8 {
+		t.Errorf("1.3s after the return: %d admissions at once, want the refilled burst of 8", n)
+	}
+	// A spaced resource is taken as written at the return.
+	w := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "issue 1", Gap: 2 * time.Second}}}
+	if d, err := s.Admit(context.Background(), w); err != nil || d.Reason != store.Spaced || d.Wait != 700*time.Millisecond {
+		t.Errorf("a write 1.3s after the return = %+v, %v; want spaced for the 0.7s left of a 2s gap from the return", d, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"fmt"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -33,16 +32,8 @@ var (
 	_ Client = (*redis.Ring)(nil)
 	_ Client = redis.UniversalClient(nil)
 
-	_ store.Store = (*Store)(nil)
-)
-
-// Defaults of a [Config].
-const (
-	DefaultPrefix        = "heed"                 // Config.Prefix
-	DefaultTimeout       = 100 * time.Millisecond // Config.Timeout
-	DefaultLeaseTTL      = store.DefaultLeaseTTL  // Config.LeaseTTL
-	DefaultRateTTL       = store.DefaultRateTTL   // Config.RateTTL
-	DefaultProbeInterval = time.Second            // Config.ProbeInterval
+	_ store.Store   = (*Store)(nil)
+	_ store.Renewer = (*Store)(nil)
 )
 
 // redisLease marks the leases that Redis holds; leases without it were
@@ -58,64 +49,11 @@ var (
 	releaseLua string
 	//go:embed update.lua
 	updateLua string
+	//go:embed undo.lua
+	undoLua string
+	//go:embed renew.lua
+	renewLua string
 )
-
-// Config configures a [Store]. The zero Config is usable: every field's
-// zero value means the documented default.
-type Config struct {
-	// Prefix starts every key. All keys of a Store carry one Redis Cluster
-	// hash tag, so that one script can touch all of a request's scopes:
-	// Prefix is that tag when it contains one ("{tenant-a}:heed"), and is
-	// wrapped in braces otherwise. Empty means [DefaultPrefix].
-	Prefix string
-	// Timeout bounds each call to Redis. A call that takes longer counts
-	// as Redis being unavailable. Zero means [DefaultTimeout].
-	//
-	// The bound reaches the socket through the call's context, which
-	// go-redis honours only for clients created with
-	// ContextTimeoutEnabled set ([redis.Options], [redis.ClusterOptions],
-	// [redis.RingOptions], [redis.FailoverOptions]); without it the
-	// client's ReadTimeout and WriteTimeout bound each call instead, and
-	// New logs a warning.
-	Timeout time.Duration
-	// Instances is how many processes are expected to share the Redis
-	// state. While Redis is unavailable each process falls back to local
-	// state with every scope's rate and burst divided by Instances (a
-	// burst never below 1) and every concurrency limit divided by
-	// Instances, rounded up (never below 1). Zero means 1.
-	Instances int
-	// LeaseTTL bounds how long a lease is held when an [store.Admission]
-	// does not say (a process that dies mid-request frees its slots after
-	// it). Zero means [DefaultLeaseTTL].
-	LeaseTTL time.Duration
-	// RateTTL is how long a learned rate holds when a [store.RateUpdate]
-	// does not say. Zero means [DefaultRateTTL].
-	RateTTL time.Duration
-	// ProbeInterval is how often, at most, a Store that fell back tries
-	// Redis again: the call that probes goes to Redis, and may wait up to
-	// Timeout for it, while the others stay local. Zero means
-	// [DefaultProbeInterval].
-	ProbeInterval time.Duration
-	// Now returns the current time for decisions. Nil means the Redis
-	// server's clock, which every process agrees on; tests set a manual
-	// clock. Lease expiry has microsecond resolution.
-	Now func() time.Time
-	// Logger receives a warning when the Store falls back to local state
-	// and a notice when it returns to Redis. Nil means silent.
-	Logger *slog.Logger
-	// OnHealth, when set, is called when the Store falls back to local
-	// state and when it returns to Redis.
-	OnHealth func(HealthEvent)
-}
-
-// HealthEvent reports a change in a [Store]'s use of Redis.
-type HealthEvent struct {
-	// Healthy reports that the Store uses Redis again; false means it fell
-	// back to local state.
-	Healthy bool
-	// Err is the error that made the Store fall back; nil when Healthy.
-	Err error
-}
 
 // Store is a [store.Store] on Redis: every process that uses one Redis (and
 // one Prefix) shares blocks, pacing, learned rates, concurrency leases and
@@ -123,34 +61,44 @@ type HealthEvent struct {
 // trip: one Lua script decides over all of the request's scopes on the
 // Redis server's clock. Every key expires when its scope falls idle.
 //
-// When Redis fails or is slower than [Config.Timeout], the Store falls back
+// When Redis fails or is slow several times in a row, the Store falls back
 // to a local [memstore.Store] with the budget divided by
-// [Config.Instances], and tries Redis again every [Config.ProbeInterval].
+// [Config.Instances], tries Redis again every [Config.ProbeInterval], and
+// returns when several probes in a row succeed. Releases that cannot reach
+// Redis, and undos of admissions whose reply was lost, are kept and
+// delivered when Redis answers again; blocks and learned rates are
+// re-asserted when Redis has lost them.
 //
-// A Store is safe for concurrent use. Create one with [New].
+// A Store is safe for concurrent use. Create one with [New]; [Store.Close]
+// stops its block guard.
 type Store struct {
-	c             Client
-	tag           string // the key prefix, with its hash tag
-	timeout       time.Duration
-	instances     int
-	leaseTTL      time.Duration
-	rateTTL       time.Duration
-	probeInterval time.Duration
-	now           func() time.Time
-	logger        *slog.Logger
-	onHealth      func(HealthEvent)
+	c                Client
+	tag              string // the key prefix, with its hash tag
+	epochKey         string
+	timeout          time.Duration
+	maxTimeout       time.Duration
+	failThreshold    int32
+	recoverThreshold int32
+	instances        int
+	leaseTTL         time.Duration
+	rateTTL          time.Duration
+	probeInterval    time.Duration
+	guardInterval    time.Duration
+	now              func() time.Time
+	logger           *slog.Logger
+	onHealth         func(HealthEvent)
 
-	admit, release, update *redis.Script
+	admit, release, update, undo, renew *redis.Script
 
 	// Leases are unique across processes: a random base per Store plus a
 	// counter, with the top bit set (redisLease).
 	leaseBase uint64
 	leaseSeq  atomic.Uint64
 
-	mem       *memstore.Store // the fallback
-	down      atomic.Bool
-	probing   atomic.Bool
-	nextProbe atomic.Int64 // unix nanoseconds of the next probe while down
+	mem *memstore.Store // the fallback
+	health
+	lat latency
+	recovery
 
 	calls sync.Pool // *call
 }
@@ -162,22 +110,31 @@ func New(c Client, cfg Config) *Store {
 		panic("redisstore: New with a nil Client")
 	}
 	s := &Store{
-		c:             c,
-		tag:           hashTag(cmp.Or(cfg.Prefix, DefaultPrefix)),
-		timeout:       orDefault(cfg.Timeout, DefaultTimeout),
-		instances:     max(cfg.Instances, 1),
-		leaseTTL:      orDefault(cfg.LeaseTTL, DefaultLeaseTTL),
-		rateTTL:       orDefault(cfg.RateTTL, DefaultRateTTL),
-		probeInterval: orDefault(cfg.ProbeInterval, DefaultProbeInterval),
-		now:           cfg.Now,
-		logger:        cfg.Logger,
-		onHealth:      cfg.OnHealth,
-		admit:         redis.NewScript(commonLua + admitLua),
-		release:       redis.NewScript(commonLua + releaseLua),
-		update:        redis.NewScript(commonLua + updateLua),
-		leaseBase:     rand.Uint64(),
-		mem:           &memstore.Store{Now: cfg.Now},
+		c:                c,
+		tag:              hashTag(cmp.Or(cfg.Prefix, DefaultPrefix)),
+		timeout:          orDefault(cfg.Timeout, DefaultTimeout),
+		failThreshold:    int32(orDefaultInt(cfg.FailThreshold, DefaultFailThreshold)),
+		recoverThreshold: int32(orDefaultInt(cfg.RecoverThreshold, DefaultRecoverThreshold)),
+		instances:        max(cfg.Instances, 1),
+		leaseTTL:         orDefault(cfg.LeaseTTL, DefaultLeaseTTL),
+		rateTTL:          orDefault(cfg.RateTTL, DefaultRateTTL),
+		probeInterval:    orDefault(cfg.ProbeInterval, DefaultProbeInterval),
+		guardInterval:    orDefault(cfg.GuardInterval, DefaultGuardInterval),
+		now:              cfg.Now,
+		logger:           cfg.Logger,
+		onHealth:         cfg.OnHealth,
+		admit:            redis.NewScript(commonLua + admitLua),
+		release:          redis.NewScript(commonLua + releaseLua),
+		update:           redis.NewScript(commonLua + updateLua),
+		undo:             redis.NewScript(commonLua + undoLua),
+		renew:            redis.NewScript(commonLua + renewLua),
+		leaseBase:        rand.Uint64(),
+		mem:              &memstore.Store{Now: cfg.Now},
 	}
+	s.epochKey = s.tag + ":e"
+	s.maxTimeout = max(orDefault(cfg.MaxTimeout, DefaultMaxTimeout), s.timeout)
+	s.lat.init(s.timeout)
+	s.recovery.init()
 	s.calls.New = func() any { return new(call) }
 	if s.logger != nil && !contextTimeouts(c) {
 		s.logger.Warn("redisstore: the client ignores context deadlines, so Config.Timeout cannot bound calls; set ContextTimeoutEnabled in its options")
@@ -207,6 +164,13 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
+func orDefaultInt(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
 // hashTag returns prefix if it holds a Redis Cluster hash tag, else the
 // prefix in braces.
 func hashTag(prefix string) string {
@@ -218,9 +182,15 @@ func hashTag(prefix string) string {
 	return "{" + prefix + "}"
 }
 
-// Healthy reports whether the Store is using Redis, rather than its local
-// fallback.
-func (s *Store) Healthy() bool { return !s.down.Load() }
+// clock returns the time on the clock the Store keeps its own records by
+// (the hand-over window, the ends of blocks it re-asserts): Config.Now, or
+// the local clock. Durations on it match the Redis server's.
+func (s *Store) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
+}
 
 // Admit implements [store.Store]: one round trip to Redis, or a local
 // decision on a divided budget while Redis is unavailable.
@@ -231,15 +201,40 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	if len(a.Scopes) == 0 {
 		return store.Decision{Reason: store.Admitted}, nil
 	}
+	side := s.reservedBy(a)
 	if use, probe := s.begin(); use {
-		d, err := s.admitRedis(ctx, a)
+		ra := a
+		if side == sideLocal {
+			// Reserved by the fallback: Redis has not charged it.
+			cp := *a
+			cp.Paced = false
+			ra = &cp
+		}
+		d, err := s.admitRedis(ctx, ra)
 		if !s.end(ctx, probe, "admit", err) {
+			if d.Reserved {
+				s.markReserved(a, sideRedis)
+			}
+			s.deliver(ctx)
 			return d, err
 		}
 	}
-	return s.admitLocal(ctx, a)
+	la := a
+	if side == sideRedis {
+		// Reserved on Redis: the local budget has not charged it.
+		cp := *a
+		cp.Paced = false
+		la = &cp
+	}
+	d, err := s.admitLocal(ctx, la)
+	if err == nil && d.Reserved {
+		s.markReserved(a, sideLocal)
+	}
+	return d, err
 }
 
+// admitRedis runs the admission on Redis; when Redis lost its data since
+// the Store last saw it, it re-asserts what the Store holds first.
 func (s *Store) admitRedis(ctx context.Context, a *store.Admission) (store.Decision, error) {
 	lease := store.Lease(0)
 	for i := range a.Scopes {
@@ -248,6 +243,35 @@ func (s *Store) admitRedis(ctx context.Context, a *store.Admission) (store.Decis
 			break
 		}
 	}
+	for try := 0; ; try++ {
+		d, ep, lost, err := s.admitOnce(ctx, a, lease)
+		if err != nil {
+			if lease != 0 {
+				// The script may yet run (a paused server runs what it
+				// has read when it resumes): make sure it holds nothing.
+				s.keepUndo(a, lease)
+			}
+			return d, err
+		}
+		if s.noteEpoch(ep) && !lost {
+			// Another call saw the loss first; this decision stands, and
+			// the next call's delivery re-asserts.
+			return d, nil
+		}
+		if !lost {
+			return d, nil
+		}
+		if try > 0 {
+			// Lost again at once: wait like a busy scope, and ask again.
+			return store.Decision{Reason: store.Busy, Wait: store.BusyPoll, Scope: a.Scopes[0].Key}, nil
+		}
+		s.deliver(ctx) // re-asserts what this Store holds
+	}
+}
+
+// admitOnce is one admit.lua call. It returns the epoch Redis holds, and
+// the decision unless Redis lost its data since the Store's epoch (lost).
+func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.Lease) (d store.Decision, ep string, lost bool, err error) {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
 	c.reset()
@@ -259,6 +283,18 @@ func (s *Store) admitRedis(ctx context.Context, a *store.Admission) (store.Decis
 	c.uint(uint64(lease))
 	c.bool(a.Background)
 	c.float(nonNeg(a.Reserve))
+	c.str(s.epochArg())
+	c.str(s.newEpoch)
+	c.dur(3 * s.guardInterval)
+	if since, ok := s.handingOver(); ok {
+		c.int(-int64(since))
+	} else {
+		c.str("-")
+	}
+	c.key(s.epochKey, "", "")
+	c.key(s.tag, ":u:", "")
+	c.keyBuf = strconv.AppendUint(c.keyBuf, uint64(lease), 10)
+	c.keyEnds[len(c.keyEnds)-1] = len(c.keyBuf)
 	for i := range a.Scopes {
 		sc := &a.Scopes[i]
 		c.key(s.tag, ":s:", sc.Key)
@@ -271,23 +307,29 @@ func (s *Store) admitRedis(ctx context.Context, a *store.Admission) (store.Decis
 	}
 	res, err := c.run(ctx, s, s.admit)
 	if err != nil {
-		return store.Decision{}, fmt.Errorf("redisstore: eval admit: %w", err)
+		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: %w", err)
 	}
 	v, ok := res.([]any)
-	if !ok || len(v) != 4 {
-		return store.Decision{}, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
+	if !ok || len(v) < 4 || len(v) > 5 {
+		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
 	}
 	reason, _ := v[0].(int64)
 	idx, _ := v[1].(int64)
 	wait, _ := v[2].(int64)
 	reserved, _ := v[3].(int64)
+	if len(v) == 5 {
+		ep, _ = v[4].(string)
+	}
+	if reason == -1 {
+		return store.Decision{}, ep, true, nil
+	}
 	if reason == int64(store.Admitted) {
-		return store.Decision{Reason: store.Admitted, Lease: lease}, nil
+		return store.Decision{Reason: store.Admitted, Lease: lease}, ep, false, nil
 	}
 	if idx < 0 || int(idx) >= len(a.Scopes) || reason > int64(store.Spaced) {
-		return store.Decision{}, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
+		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
 	}
-	d := store.Decision{
+	d = store.Decision{
 		Reason:   store.WaitReason(reason),
 		Wait:     time.Duration(wait),
 		Scope:    a.Scopes[idx].Key,
@@ -296,26 +338,32 @@ func (s *Store) admitRedis(ctx context.Context, a *store.Admission) (store.Decis
 	if d.Reason == store.Busy {
 		d.Wait = store.BusyPoll
 	}
-	return d, nil
+	return d, ep, false, nil
 }
 
 // Release implements [store.Store]. A lease taken in the local fallback is
-// released there; a lease Redis holds while Redis is unavailable expires
-// there after its TTL.
+// released there. A release that cannot reach Redis is kept and delivered
+// when Redis answers again, so it returns nil.
 func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lease) error {
 	if lease == 0 {
 		return nil
 	}
 	if lease&redisLease == 0 {
-		return s.mem.Release(ctx, a, lease)
+		return s.releaseLocal(ctx, a, lease)
 	}
 	use, probe := s.begin()
 	if !use {
+		s.keepRelease(a, lease)
 		return nil
 	}
 	err := s.releaseRedis(ctx, a, lease)
 	s.end(ctx, probe, "release", err)
-	return err
+	if err != nil {
+		s.keepRelease(a, lease)
+		return nil
+	}
+	s.deliver(ctx)
+	return nil
 }
 
 func (s *Store) releaseRedis(ctx context.Context, a *store.Admission, lease store.Lease) error {
@@ -341,9 +389,40 @@ func (s *Store) releaseRedis(ctx context.Context, a *store.Admission, lease stor
 	return nil
 }
 
+// Renew implements [store.Renewer]: it extends a Redis lease that is
+// still held. A lease of the local fallback is held there for the longer
+// of its TTL and [Config.LeaseTTL], and is not renewed. Renewing while
+// Redis is unavailable does nothing and returns nil.
+func (s *Store) Renew(ctx context.Context, a *store.Admission, lease store.Lease, ttl time.Duration) error {
+	if lease&redisLease == 0 || s.down.Load() {
+		return nil
+	}
+	c := s.calls.Get().(*call)
+	defer s.calls.Put(c)
+	c.reset()
+	c.time(s.now)
+	c.uint(uint64(lease))
+	c.dur(orDefault(ttl, orDefault(a.LeaseTTL, s.leaseTTL)))
+	for i := range a.Scopes {
+		if sc := &a.Scopes[i]; sc.Limit > 0 || sc.Gap > 0 {
+			c.key(s.tag, ":l:", sc.Key)
+		}
+	}
+	if len(c.keyEnds) == 0 {
+		return nil
+	}
+	_, err := c.run(ctx, s, s.renew)
+	s.end(ctx, false, "renew", err)
+	if err != nil {
+		return fmt.Errorf("redisstore: eval renew: %w", err)
+	}
+	return nil
+}
+
 // Update implements [store.Store]. The update is also applied to the local
 // fallback (with rates divided by [Config.Instances]), so that a process
-// that loses Redis still honours the blocks it has seen.
+// that loses Redis still honours the blocks it has seen, and its blocks
+// and rates are kept, to be re-asserted if Redis loses them.
 func (s *Store) Update(ctx context.Context, u *store.Update) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -354,20 +433,36 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 	if err := s.updateLocal(ctx, u); err != nil {
 		return err
 	}
+	s.keepBlocks(u.Blocks)
 	if use, probe := s.begin(); use {
-		err := s.updateRedis(ctx, u)
+		rates, ep, err := s.updateRedis(ctx, u)
 		if !s.end(ctx, probe, "update", err) {
-			return err
+			if err != nil {
+				return err
+			}
+			s.keepRates(u.Rates, rates, false)
+			s.noteEpoch(ep) // a loss is re-asserted by the delivery below
+			s.deliver(ctx)
+			return nil
 		}
 	}
+	s.keepRates(u.Rates, nil, true)
 	return nil
 }
 
-func (s *Store) updateRedis(ctx context.Context, u *store.Update) error {
+// updateRedis runs update.lua, and returns the rates it set and the epoch.
+// A positive bound replaces the Store's timeout.
+func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.Duration) ([]string, string, error) {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
 	c.reset()
+	if len(bound) > 0 {
+		c.bound = bound[0]
+	}
 	c.time(s.now)
+	c.str(s.epochArg())
+	c.str(s.newEpoch)
+	c.dur(3 * s.guardInterval)
 	nb := 0
 	for _, b := range u.Blocks {
 		if b.For > 0 {
@@ -376,6 +471,7 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update) error {
 	}
 	c.int(int64(nb))
 	c.int(int64(len(u.Rates)))
+	c.key(s.epochKey, "", "")
 	for _, b := range u.Blocks {
 		if b.For > 0 {
 			c.key(s.tag, ":s:", b.Key)
@@ -398,104 +494,18 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update) error {
 		c.key(s.tag, ":s:", ch.Key)
 		c.float(finite(ch.Cost))
 	}
-	if len(c.keyEnds) == 0 {
-		return nil
+	res, err := c.run(ctx, s, s.update)
+	if err != nil {
+		return nil, "", fmt.Errorf("redisstore: eval update: %w", err)
 	}
-	if _, err := c.run(ctx, s, s.update); err != nil {
-		return fmt.Errorf("redisstore: eval update: %w", err)
+	v, ok := res.([]any)
+	if !ok || len(v) != 1+len(u.Rates) {
+		return nil, "", fmt.Errorf("redisstore: eval update: unexpected reply %v", res)
 	}
-	return nil
-}
-
-// nonNeg returns f when it is a positive finite number, its largest finite
-// neighbour for +Inf, and 0 otherwise (negative or NaN: the script treats
-// both as zero, as the Go reference does).
-func nonNeg(f float64) float64 {
-	if f > 0 {
-		return finite(f)
+	ep, _ := v[0].(string)
+	rates := make([]string, len(u.Rates))
+	for i := range rates {
+		rates[i], _ = v[1+i].(string)
 	}
-	return 0
-}
-
-// finite maps NaN to 0 and infinities to the largest finite numbers, which
-// the script's number parser handles alike everywhere.
-func finite(f float64) float64 {
-	switch {
-	case math.IsNaN(f):
-		return 0
-	case f > math.MaxFloat64:
-		return math.MaxFloat64
-	case f < -math.MaxFloat64:
-		return -math.MaxFloat64
-	}
-	return f
-}
-
-// call holds one script call's arguments: the keys, packed into one string,
-// and the other arguments, packed into one space-separated bulk string.
-// Calls are pooled, so that the hot path reuses their buffers.
-type call struct {
-	args    []byte
-	keyBuf  []byte
-	keyEnds []int
-	keys    []string
-}
-
-func (c *call) reset() {
-	c.args, c.keyBuf, c.keyEnds, c.keys = c.args[:0], c.keyBuf[:0], c.keyEnds[:0], c.keys[:0]
-}
-
-func (c *call) sep() {
-	if len(c.args) > 0 {
-		c.args = append(c.args, ' ')
-	}
-}
-
-func (c *call) time(now func() time.Time) {
-	if now == nil {
-		c.args = append(c.args, "- 0"...)
-		return
-	}
-	t := now()
-	sec, ns := t.Unix(), int64(t.Nanosecond())
-	if sec < 0 { // before 1970: outside the script's stored form
-		sec, ns = 0, 0
-	}
-	c.int(sec)
-	c.int(ns)
-}
-
-func (c *call) int(v int64)   { c.sep(); c.args = strconv.AppendInt(c.args, v, 10) }
-func (c *call) uint(v uint64) { c.sep(); c.args = strconv.AppendUint(c.args, v, 10) }
-func (c *call) dur(d time.Duration) {
-	c.int(int64(max(d, 0)))
-}
-func (c *call) float(f float64) { c.sep(); c.args = strconv.AppendFloat(c.args, f, 'g', -1, 64) }
-func (c *call) bool(b bool) {
-	if b {
-		c.int(1)
-	} else {
-		c.int(0)
-	}
-}
-
-func (c *call) key(tag, kind, key string) {
-	c.keyBuf = append(c.keyBuf, tag...)
-	c.keyBuf = append(c.keyBuf, kind...)
-	c.keyBuf = append(c.keyBuf, key...)
-	c.keyEnds = append(c.keyEnds, len(c.keyBuf))
-}
-
-// run runs script with the call's keys and arguments, bounded by the
-// Store's timeout.
-func (c *call) run(ctx context.Context, s *Store, script *redis.Script) (any, error) {
-	all := string(c.keyBuf) // one allocation for every key
-	start := 0
-	for _, end := range c.keyEnds {
-		c.keys = append(c.keys, all[start:end])
-		start = end
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	return script.Run(ctx, s.c, c.keys, c.args).Result()
+	return rates, ep, nil
 }

@@ -1,14 +1,20 @@
 -- update.lua: what a response taught, applied at once, as
 -- heed.MemoryStore.Update applies it.
 --
--- KEYS: the state hash of each block's scope, then of each rate's scope,
---    then of each charge's scope.
--- A: now_s now_ns nblocks nrates, then per block: duration in nanoseconds
---    (> 0), then per rate: rate factor add default min max burst ttl (ttl
---    in nanoseconds), then per charge: cost.
+-- KEYS: the epoch key, then the state hash of each block's scope, then of
+--    each rate's scope, then of each charge's scope.
+-- A: now_s now_ns epoch new_epoch grace nblocks nrates, then per block:
+--    duration in nanoseconds (> 0), then per rate: rate factor add default
+--    min max burst ttl (ttl in nanoseconds), then per charge: cost.
+-- Returns {epoch, then each rate as set, as a string}. An update applies
+-- whatever the epoch: blocks merge by maximum and rates are the newest.
 
-local nb, nr = num(3), num(4)
-local j = 5
+local ep = epoch(KEYS[1], A[3], A[4], num(5))
+redis.call('PEXPIRE', KEYS[1], EPOCHTTL)
+local out = {ep}
+local nb, nr = num(6), num(7)
+local j = 8
+local KEYS = {unpack(KEYS, 2)}
 
 for i = 1, nb do
   local sk = KEYS[i]
@@ -65,6 +71,7 @@ for i = nb + 1, nb + nr do
     end
   end
   save(sk, fields, rel(h[7]), b, g, t, u)
+  out[#out + 1] = fields[2]
 end
 
 for i = nb + nr + 1, #KEYS do
@@ -86,4 +93,4 @@ for i = nb + nr + 1, #KEYS do
     save(sk, {'t', abs(t)}, rel(h[6]), b, g, t, u)
   end
 end
-return 0
+return out

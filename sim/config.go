@@ -50,6 +50,12 @@ const (
 	// Concurrency admits at most Quota requests in flight at once; a request
 	// is in flight until its response has been written. It is not scaled.
 	Concurrency Kind = "concurrency"
+	// ExpiryWindow admits Quota units per Window, in windows that each scope
+	// opens with its first request after the last one ended: a counter with
+	// an expiry, as Redis INCR and EXPIRE make one and express-rate-limit's
+	// memory store keeps one per client. Its windows float: they are not
+	// aligned on any clock.
+	ExpiryWindow Kind = "expiry"
 	// LeakyBucket is nginx's limit_req: Quota per Window drains an excess
 	// that every admitted request raises by one; a request that would raise
 	// it above Burst is rejected. Unless NoDelay is set, an admitted request

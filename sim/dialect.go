@@ -66,7 +66,7 @@ func (s *Server) structured(o *outcome) {
 		c := strconv.Quote(ru.Name)
 		if r := v.remaining(); !jira || r <= lowFraction*ru.capacity {
 			c += ";r=" + strconv.FormatFloat(r, 'f', 0, 64)
-			if r < 1 && ru.Kind == FixedWindow {
+			if r < 1 && ru.windowed() {
 				// Until the window really turns: t is rounded up, an
 				// upper bound of that, not a wait of its own.
 				v.mandate = ru.reset(v.st, s.start, o.now)
@@ -132,7 +132,7 @@ func (s *Server) github(o *outcome) {
 		o.header.Set("X-Ratelimit-Reset", strconv.FormatInt(reset.Unix(), 10))
 		o.header.Set("X-Ratelimit-Used", strconv.FormatFloat(ru.capacity-r, 'f', 0, 64))
 		o.header.Set("X-Ratelimit-Resource", ru.Name)
-		if r < 1 && ru.Kind == FixedWindow {
+		if r < 1 && ru.windowed() {
 			v.mandate = reset.Sub(o.now)
 		}
 	}
@@ -174,7 +174,7 @@ func (s *Server) openai(o *outcome) {
 		o.header.Set("X-Ratelimit-Limit"+suffix, strconv.FormatInt(int64(ru.capacity), 10))
 		o.header.Set("X-Ratelimit-Remaining"+suffix, strconv.FormatFloat(r, 'f', 0, 64))
 		o.header.Set("X-Ratelimit-Reset"+suffix, reset.String())
-		if r < 1 && ru.Kind == FixedWindow {
+		if r < 1 && ru.windowed() {
 			v.mandate = reset
 		}
 	}

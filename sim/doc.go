@@ -17,9 +17,11 @@
 // answer with a [Limit.Status] of its own, so that one host can have routes
 // each with its own limiter and header style; a [LeakyBucket] is nginx's
 // limit_req, with a burst that is queued and delayed or, with NoDelay,
-// served at once. [MultiRoute], [SharedPolicy], [LeakyRoutes], [ShortIDs],
-// [HourlyQuota] and [RoundedReset] are presets of such servers, built to be
-// unlike the provider profiles.
+// served at once; an [ExpiryWindow] opens with a scope's first request, as
+// a counter with an expiry does. [MultiRoute], [SharedPolicy],
+// [LeakyRoutes], [ShortIDs], [HourlyQuota], [RoundedReset], [FloatingReset]
+// and [ExpressLike] are presets of such servers, built to be unlike the
+// provider profiles.
 //
 // Requests are grouped the way Jira groups them. The tenant is the {tenant}
 // of a /t/{tenant}/ path prefix, or else the Host. The endpoint is the

@@ -32,7 +32,7 @@ func newRule(l Limit, scale float64) rule {
 		panic(fmt.Sprintf("sim: limit %q: PerKey needs a Key func", l.Name))
 	}
 	switch l.Kind {
-	case "", TokenBucket, FixedWindow, Concurrency, LeakyBucket:
+	case "", TokenBucket, FixedWindow, Concurrency, LeakyBucket, ExpiryWindow:
 	default:
 		panic(fmt.Sprintf("sim: limit %q: unknown Kind %q", l.Name, l.Kind))
 	}
@@ -98,7 +98,8 @@ type state struct {
 	tokens   float64   // TokenBucket
 	last     time.Time // TokenBucket: when tokens was computed
 	win      int64     // FixedWindow: index of the current window
-	used     float64   // FixedWindow: units used in it
+	used     float64   // FixedWindow, ExpiryWindow: units used in the current window
+	opened   time.Time // ExpiryWindow: when the current window began; zero when none is open
 	inflight int       // Concurrency
 
 	blockFrom  time.Time // when the running mandated wait began
@@ -121,6 +122,10 @@ func (ru *rule) advance(st *state, start, now time.Time) {
 		}
 	case LeakyBucket:
 		ru.drain(st, now)
+	case ExpiryWindow:
+		if !st.opened.IsZero() && !now.Before(st.opened.Add(ru.window)) {
+			st.opened, st.used = time.Time{}, 0
+		}
 	}
 }
 
@@ -138,6 +143,11 @@ func (ru *rule) wait(st *state, start, now time.Time, cost float64) (time.Durati
 			return 0, true
 		}
 		return ru.windowEnd(st, start).Sub(now), false
+	case ExpiryWindow:
+		if st.used+cost <= ru.quota+eps {
+			return 0, true
+		}
+		return st.opened.Add(ru.window).Sub(now), false
 	case LeakyBucket:
 		if e := ru.excess(st, cost); e > ru.capacity+eps {
 			return seconds((e - ru.capacity) / ru.rate), false
@@ -147,8 +157,13 @@ func (ru *rule) wait(st *state, start, now time.Time, cost float64) (time.Durati
 	return 0, st.inflight < int(ru.quota)
 }
 
-func (ru *rule) consume(st *state, cost float64) {
+func (ru *rule) consume(st *state, now time.Time, cost float64) {
 	switch ru.Kind {
+	case ExpiryWindow:
+		if st.opened.IsZero() {
+			st.opened = now
+		}
+		st.used += cost
 	case TokenBucket:
 		st.tokens -= cost
 	case FixedWindow:
@@ -160,12 +175,16 @@ func (ru *rule) consume(st *state, cost float64) {
 	}
 }
 
+// windowed reports whether ru counts units in windows, which a client is
+// told have run out until they turn.
+func (ru *rule) windowed() bool { return ru.Kind == FixedWindow || ru.Kind == ExpiryWindow }
+
 // remaining returns the whole units left in st.
 func (ru *rule) remaining(st *state) float64 {
 	switch ru.Kind {
 	case TokenBucket:
 		return max(0, math.Floor(st.tokens+eps))
-	case FixedWindow:
+	case FixedWindow, ExpiryWindow:
 		return max(0, math.Floor(ru.quota-st.used+eps))
 	case LeakyBucket:
 		return max(0, math.Floor(ru.capacity-max(0, st.tokens)+eps))
@@ -181,6 +200,11 @@ func (ru *rule) reset(st *state, start, now time.Time) time.Duration {
 		return seconds((ru.capacity - st.tokens) / ru.rate)
 	case FixedWindow:
 		return ru.windowEnd(st, start).Sub(now)
+	case ExpiryWindow:
+		if st.opened.IsZero() {
+			return ru.window // a window opened now would last that long
+		}
+		return st.opened.Add(ru.window).Sub(now)
 	case LeakyBucket:
 		return seconds(max(0, st.tokens) / ru.rate)
 	}
@@ -201,7 +225,7 @@ func (ru *rule) idle(st *state, start, now time.Time) bool {
 	case TokenBucket:
 		ru.advance(st, start, now)
 		return st.tokens+eps >= ru.capacity
-	case FixedWindow:
+	case FixedWindow, ExpiryWindow:
 		ru.advance(st, start, now)
 		return st.used == 0
 	case LeakyBucket:

@@ -39,9 +39,11 @@ const (
 // status from its limit, and sets the waits the headers mandate; s.mu is
 // held. Limits without a Dialect say nothing.
 //
-// A window limit reported exhausted mandates a wait until it really turns,
-// not until the rounded-up reset it advertised: a request sent after the
-// turn is admitted, and is not counted as sent while blocked.
+// A window limit reported exhausted (by a dialect that reports what
+// remains) mandates a wait until it really turns, not until the rounded-up
+// reset it advertised: a request sent after the turn is admitted, and is
+// not counted as sent while blocked. A Bare or RetryAfterOnly limit
+// mandates only the Retry-After of its rejections.
 func (s *Server) perLimit(o *outcome) {
 	var bare bool
 	// Dialects that name one limit report the most constrained of theirs:
@@ -54,8 +56,8 @@ func (s *Server) perLimit(o *outcome) {
 		if ru.Kind == Concurrency || ru.Dialect == "" {
 			continue
 		}
-		if ru.Kind == FixedWindow && v.remaining() < 1 {
-			v.mandate = ru.reset(v.st, s.start, o.now)
+		if ru.windowed() && v.remaining() < 1 && ru.Dialect != Bare && ru.Dialect != RetryAfterOnly {
+			v.mandate = ru.reset(v.st, s.start, o.now) // the headers said nothing remains
 		}
 		switch ru.Dialect {
 		case Bare:

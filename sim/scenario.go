@@ -131,3 +131,44 @@ func RoundedReset(seed int64) Config {
 		route("short", "/v1/short/", Draft6, 10, time.Second),
 	}}
 }
+
+// FloatingReset is RoundedReset with the window express-rate-limit's
+// memory store keeps: 10 per second on /v1/float/, in an ExpiryWindow that
+// opens with the first request after the last one ended, and a draft-6
+// RateLimit-Reset rounded up to whole seconds. Responses take 20ms.
+func FloatingReset(seed int64) Config {
+	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+		{Name: "float", Kind: ExpiryWindow, Per: PerKey, Key: RouteKey("/v1/float/"), Quota: 10, Window: time.Second, Dialect: Draft6},
+	}}
+}
+
+// ExpressLike is the server of bench/testdata/express/server.js in the
+// simulator: one express-rate-limit limiter per route, each an
+// ExpiryWindow, 125.5 requests per second in all:
+//
+//	/d6/      draft-6                     10 per 1s
+//	/d7/      draft-7                     20 per 2s
+//	/d8/      draft-8 "5-in-10sec"         5 per 10s
+//	/d8b/     draft-8 "10-in-1sec"        10 per 1s
+//	/d8c/     draft-8 "10-in-1sec"        10 per 1s, a counter of its own
+//	/legacy/  X-RateLimit-*, epoch reset  10 per 1s
+//	/bare/    nothing, a bare 429         10 per 1s
+//	/s1/ /s2/ draft-8 "20-in-1sec"        20 per 1s, one counter (Key "shared")
+//
+// Responses take 1ms, as over loopback.
+func ExpressLike(seed int64) Config {
+	w := func(name, prefix string, d Dialect, quota float64, window time.Duration) Limit {
+		return Limit{Name: name, Kind: ExpiryWindow, Per: PerKey, Key: RouteKey(prefix), Quota: quota, Window: window, Dialect: d}
+	}
+	return Config{Profile: IETF, Seed: seed, Latency: time.Millisecond, Limits: []Limit{
+		w("d6", "/d6/", Draft6, 10, time.Second),
+		w("d7", "/d7/", Draft7, 20, 2*time.Second),
+		w("5-in-10sec", "/d8/", Draft8, 5, 10*time.Second),
+		w("10-in-1sec", "/d8b/", Draft8, 10, time.Second),
+		w("10-in-1sec", "/d8c/", Draft8, 10, time.Second),
+		w("legacy", "/legacy/", XRateLimit, 10, time.Second),
+		w("bare", "/bare/", Bare, 10, time.Second),
+		{Name: "20-in-1sec", Kind: ExpiryWindow, Per: PerKey, Key: SharedKey("shared", "/s1/", "/s2/"),
+			Quota: 20, Window: time.Second, Dialect: Draft8},
+	}}
+}

@@ -277,3 +277,59 @@ func TestDialectRejections(t *testing.T) {
 		})
 	}
 }
+
+// TestSilentWindowMandatesNothing checks that a window a client cannot see
+// run out mandates no wait: only a Retry-After does.
+func TestSilentWindowMandatesNothing(t *testing.T) {
+	for _, d := range []sim.Dialect{sim.Bare, sim.RetryAfterOnly} {
+		synctest.Test(t, func(t *testing.T) {
+			s := sim.New(sim.Config{Limits: []sim.Limit{{Name: "w", Kind: sim.FixedWindow, Quota: 2, Dialect: d}}})
+			c := newClient(t, s)
+			c.repeat(3, "GET", "http://api.test/x", "") // the third is refused
+			time.Sleep(100 * time.Millisecond)
+			c.do("GET", "http://api.test/x", "")
+			want := 0
+			if d == sim.RetryAfterOnly {
+				want = 1 // sent during the Retry-After of the third
+			}
+			if got := s.Truth().SentWhileBlocked; got != want {
+				t.Errorf("%s: sent while blocked %d, want %d", d, got, want)
+			}
+		})
+	}
+}
+
+// TestExpiryWindow checks that a window opens with the first request after
+// the last one ended, not on a clock: express-rate-limit's memory store.
+func TestExpiryWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := sim.FloatingReset(1)
+		cfg.Latency = 0
+		s := sim.New(cfg)
+		c := newClient(t, s)
+		url := "http://api.test/v1/float/1"
+		time.Sleep(300 * time.Millisecond)
+		if got := c.repeat(11, "GET", url, ""); got[200] != 10 || got[429] != 1 {
+			t.Errorf("first window: %v, want 10 accepted, one 429", got)
+		}
+		time.Sleep(900 * time.Millisecond) // 1.2s: a clock-aligned window would have turned
+		r := c.do("GET", url, "")
+		if r.status != 429 || r.header.Get("RateLimit-Reset") != "1" {
+			t.Errorf("0.9s into the window: %d reset %q, want 429 and 1 (0.1s left)", r.status, r.header.Get("RateLimit-Reset"))
+		}
+		time.Sleep(100 * time.Millisecond) // the window opened at 0.3s ends at 1.3s
+		time.Sleep(500 * time.Millisecond) // nothing sent: no window open
+		r = c.do("GET", url, "")
+		if r.status != 200 || r.header.Get("RateLimit-Remaining") != "9" || r.header.Get("RateLimit-Reset") != "1" {
+			t.Errorf("first request of a new window: %d remaining %q reset %q", r.status, r.header.Get("RateLimit-Remaining"), r.header.Get("RateLimit-Reset"))
+		}
+		time.Sleep(999 * time.Millisecond)
+		if got := c.repeat(9, "GET", url, ""); got[200] != 9 {
+			t.Errorf("rest of the window opened at 1.8s: %v, want 9 accepted", got)
+		}
+		time.Sleep(time.Millisecond)
+		if got := c.repeat(10, "GET", url, ""); got[200] != 10 {
+			t.Errorf("after it ended at 2.8s: %v, want 10 accepted", got)
+		}
+	})
+}

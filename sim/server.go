@@ -262,7 +262,7 @@ func (s *Server) settle(o *outcome, c *clientTruth, step int64) {
 	} else {
 		for i := range o.views {
 			v := &o.views[i]
-			v.rule.consume(v.st, v.cost)
+			v.rule.consume(v.st, o.now, v.cost)
 			v.st.truth.Accepted++
 			if v.rule.Kind == LeakyBucket && !v.rule.NoDelay {
 				o.delay = max(o.delay, s.cfg.Latency+v.rule.queueDelay(v.st))

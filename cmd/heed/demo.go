@@ -21,8 +21,8 @@ Run one workload of API calls through four clients side by side, at the
 same time, so that they share the machine's conditions; each sends to its
 own in-process simulator of a rate-limited API (same limits, same seed), so
 that none takes from another's allowance. The clients: no handling
-("none"), immediate retries ("naive-retry"), seed 000's fixed pacing at half
-the default rates plus backoff ("seed"), and heed. Then print what each did,
+("none"), immediate retries ("naive-retry"), the fixed pacing at half
+the default rates plus backoff of Jira's rate-limiting guide ("guide"), and heed. Then print what each did,
 by the simulator's ground truth, and write an SVG chart of each client's
 sent rate against the allowed rate, with its 429s and the requests it sent
 while blocked. No network, no setup; it runs in real time, about 30s (10s

@@ -82,7 +82,7 @@ func TestDemoExactTable(t *testing.T) {
 		if h := rows["heed"]; h.stopped || h.completed != 150 || h.failed != 0 || h.rejected != 0 || h.blocked != 0 || h.duplicate != 0 {
 			t.Errorf("heed: row %+v, want all 150 completed, no 429, no send into a block, no duplicate", h)
 		}
-		if _, ok := rows["seed"]; !ok || len(rows) != 4 {
+		if _, ok := rows["guide"]; !ok || len(rows) != 4 {
 			t.Errorf("the table has rows for %v, want none, naive-retry, seed and heed", rows)
 		}
 		for _, want := range []string{"completed", "failed ops", "unfinished", "efficiency", "side by side", svg} {

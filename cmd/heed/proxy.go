@@ -157,7 +157,9 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		defer rdb.Close()
-		tr.Store = redisstore.New(rdb, redisstore.Config{Instances: c.instances, Logger: logger})
+		st := redisstore.New(rdb, redisstore.Config{Instances: c.instances, Logger: logger})
+		defer st.Close()
+		tr.Store = st
 		h.StoreName = "redis " + addr
 		h.Ready = func(ctx context.Context) error {
 			if err := rdb.Ping(ctx).Err(); err != nil {

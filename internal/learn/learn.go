@@ -51,14 +51,14 @@ const (
 const (
 	// AIMD, for servers that advertise no limits: a 429 cuts the endpoint's
 	// rate; quiet successes raise it again, aimdIncrease requests per
-	// second each, so that it climbs back the 10% it lost in about twenty
-	// seconds whatever the limit is.
+	// second each, so that it climbs back the 10% it lost in about thirty
+	// seconds whatever the limit is: slow enough that probing costs few 429s.
 	aimdCut      = 0.9
 	aimdCutFast  = 0.7 // when the last cut was recent: still far too fast
 	aimdFastGap  = 3 * time.Second
 	aimdDeepest  = 0.5         // the deepest one cut, however many were refused
 	bare503Gap   = time.Second // the least time between two cuts for bare 503s
-	aimdIncrease = 0.1 / 20
+	aimdIncrease = 0.1 / 30
 	aimdFlush    = 8    // quiet successes added up before one store update
 	aimdCeiling  = 4.0  // times the default: how far above it AIMD may climb
 	aimdFloor    = 0.02 // requests per second: never slower than this
@@ -250,8 +250,12 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 				resetIn += cfg.Skew
 			}
 			rounded := !AbsoluteReset(l.Dialect) && resetIn >= time.Second && resetIn%time.Second == 0
-			if short && rounded {
-				m.observeWindow(key, l.Window, l.Quota, l.Remaining, resetIn, in.SentAt, now)
+			if short {
+				whole := time.Duration(0) // a reset rounded up to whole seconds
+				if rounded {
+					whole = resetIn
+				}
+				m.observeWindow(key, l.Window, l.Quota, l.Remaining, whole, in.SentAt, now)
 			}
 			if resetIn > 0 {
 				resetIn = min(resetIn, MaxBlock)
@@ -259,7 +263,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// Nothing left: stop until the window turns. A reset
 					// rounded up to whole seconds is only a bound; where
 					// the window really turns may be known.
-					if short && rounded {
+					if short {
 						if turn, ok, _ := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
 							resetIn = turn.Sub(now)
 						}
@@ -295,7 +299,10 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// unspent.
 						over -= time.Second / 2
 					}
-					rate, burst, ttl = min(max(left, 0.5)/over.Seconds(), steady), 1, resetIn
+					// At least one request over what is left of the window:
+					// no pacing wait outlasts the reset, after which the
+					// quota is whole again.
+					rate, burst, ttl = max(min(max(left, 0.5)/over.Seconds(), steady), 1/over.Seconds()), 1, resetIn
 				}
 			}
 		} else if l.Has(header.HasRemaining) && l.Exhausted() {

@@ -414,3 +414,19 @@ func TestPlanLearnsWhereAShortWindowTurns(t *testing.T) {
 		t.Errorf("exhausted window blocked for %v, want until the turn %v (within 100ms), not the rounded-up second", got, want)
 	}
 }
+
+// No pacing wait outlasts the reset: one left of a tiny hourly quota is
+// spread so that the next request goes within the hour, not in two.
+func TestPlanSpreadNeverOutlastsTheReset(t *testing.T) {
+	var m Memory
+	var p Plan
+	l := limit("", qwrr, 5, 1, time.Hour, time.Hour)
+	l.Dialect = header.XRateLimit
+	m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+	if len(p.Update.Rates) != 1 {
+		t.Fatalf("rates = %+v, want one", p.Update.Rates)
+	}
+	if wait := time.Duration(float64(time.Second) / p.Update.Rates[0].Rate); wait > time.Hour {
+		t.Errorf("one request every %v, want at least one before the reset in 1h", wait)
+	}
+}

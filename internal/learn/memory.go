@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heedhttp/heed/internal/scope"
@@ -59,6 +60,7 @@ type Memory struct {
 	sent     map[string]time.Time
 	accepted map[string]*meter
 	wide     map[string]*wideState
+	anyWide  atomic.Bool // wide has held an entry: Widened may find one
 	told     map[string]toldRate
 	phases   map[string]*phase
 }

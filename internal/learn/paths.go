@@ -14,7 +14,7 @@ const idValues = 3
 // values seen there. It is per process, bounded to MaxEntries prefixes,
 // and safe for concurrent use; the zero Paths is ready to use.
 type Paths struct {
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[string]*position
 }
 
@@ -28,6 +28,22 @@ type position struct {
 // ("GET /v1/items"), is at a position that holds ids, and records seg as
 // seen there.
 func (ps *Paths) IDs(prefix, seg string) bool {
+	// Most calls meet a position already settled (an API version seen
+	// before): a read lock answers them.
+	ps.mu.RLock()
+	if pos := ps.m[prefix]; pos != nil {
+		if pos.id {
+			ps.mu.RUnlock()
+			return true
+		}
+		for _, v := range pos.vals[:pos.n] {
+			if v == seg {
+				ps.mu.RUnlock()
+				return false
+			}
+		}
+	}
+	ps.mu.RUnlock()
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	pos := ps.m[prefix]

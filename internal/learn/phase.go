@@ -32,6 +32,11 @@ type phase struct {
 	remaining float64
 	sentAt    time.Time
 	seen      bool
+	// firstAt is when the first answer of the current window came: the
+	// window began no later, whether windows are periodic or opened by a
+	// client's first request (express-rate-limit's, Redis INCR+EXPIRE's),
+	// so it turns no later than firstAt + w.
+	firstAt time.Time
 }
 
 // observeWindow records a reading of a short window's remaining count (of
@@ -48,9 +53,13 @@ func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining flo
 		ph = &phase{w: w}
 		m.phases[key] = ph
 	}
-	if ph.seen && remaining-ph.remaining >= max(2, quota/4) && sentAt.After(ph.sentAt) {
+	switch {
+	case ph.seen && remaining-ph.remaining >= max(2, quota/4) && sentAt.After(ph.sentAt):
 		ph.narrow(ph.sentAt, now)
 		ph.turns++
+		ph.firstAt = now
+	case quota > 0 && remaining == quota-1:
+		ph.firstAt = now // the first request of a fresh window
 	}
 	if resetIn > 0 {
 		ph.narrow(sentAt.Add(resetIn-time.Second), now.Add(resetIn))
@@ -88,8 +97,18 @@ func (m *Memory) nextTurn(key string, now time.Time) (turn time.Time, ok, fixed 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ph := m.phases[key]
-	if ph == nil || ph.n < phaseMin {
+	if ph == nil {
 		return time.Time{}, false, false
+	}
+	// The window turns no later than w after its first answer.
+	first := ph.firstAt.Add(ph.w + phaseMargin)
+	if !first.After(now) {
+		first = time.Time{}
+	}
+	if ph.n < phaseMin+1 {
+		// One reading of where windows turn says nothing of whether they
+		// are periodic: only the bound from the first answer holds.
+		return first, !first.IsZero(), ph.turns > 0
 	}
 	t := ph.hi
 	if !t.After(now) {
@@ -97,7 +116,11 @@ func (m *Memory) nextTurn(key string, now time.Time) (turn time.Time, ok, fixed 
 	} else {
 		t = t.Add(-(t.Sub(now) / ph.w) * ph.w)
 	}
-	return t.Add(phaseMargin), true, ph.turns > 0
+	t = t.Add(phaseMargin)
+	if !first.IsZero() && first.Before(t) {
+		t = first
+	}
+	return t, true, ph.turns > 0
 }
 
 func later(a, b time.Time) time.Time {

@@ -12,7 +12,7 @@ const (
 	// refuteAfter is how many bare 429s under the hypothesis it takes to
 	// judge it; refuteMargin is by how much one endpoint's share of them
 	// must exceed its share of the traffic to refute it.
-	refuteAfter  = 10
+	refuteAfter  = 30
 	refuteMargin = 0.4
 	// maxMembers caps the endpoints one tenant's hypothesis tracks.
 	maxMembers = 64
@@ -48,6 +48,7 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 		reset(&m.wide)
 		w = &wideState{}
 		m.wide[tenant] = w
+		m.anyWide.Store(true)
 	}
 	// Evidence: an endpoint idle for a while cannot have drawn the 429 by
 	// its own traffic; two endpoints refused together share one limit.
@@ -123,6 +124,9 @@ func (m *Memory) wideResponseLocked(tenant, endpoint string, now time.Time) {
 // unknown limit is taken to span the endpoints that draw bare 429s and
 // the endpoint is one of them, and whether there is one.
 func (m *Memory) Widened(tenant, endpoint string, now time.Time) (string, bool) {
+	if !m.anyWide.Load() {
+		return "", false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.widenedLocked(tenant, endpoint, now)

@@ -96,9 +96,9 @@ func Heed(p *profile.Profile) Client {
 	}}
 }
 
-// Seed is seed 000's client: see [SeedTransport].
+// Seed is the client of Jira's rate-limiting guide: see [SeedTransport].
 func Seed() Client {
-	return Client{Name: "seed", New: func(base http.RoundTripper) http.RoundTripper {
+	return Client{Name: "guide", New: func(base http.RoundTripper) http.RoundTripper {
 		return NewSeedTransport(base)
 	}}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/heedhttp/heed/profile"
 )
 
-// SeedTransport is seed 000's JiraClient in Go, kept as close to the
+// SeedTransport is the JiraClient of Jira's rate-limiting guide in Go, kept as close to the
 // guide's TypeScript as a RoundTripper allows, as the baseline heed
 // improves on: a token bucket per endpoint at half of Jira's default rates
 // (GET and POST 50/s, PUT and DELETE 25/s), writes to one issue one at a

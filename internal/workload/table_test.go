@@ -23,9 +23,9 @@ func TestTableRows(t *testing.T) {
 		},
 		{
 			name: "stopped",
-			res: workload.Result{Client: "seed", Elapsed: 28 * time.Second, Ideal: 14 * time.Second,
+			res: workload.Result{Client: "guide", Elapsed: 28 * time.Second, Ideal: 14 * time.Second,
 				Ops: 1154, Done: 986, Failed: 16, Requests: 1035, Rejected: 65, Duplicates: 1, Efficiency: 0.42},
-			want: []string{"seed", "stopped", "28.0s", "2.00x", "970", "16", "168", "1035", "65", "0", "1", "42%"},
+			want: []string{"guide", "stopped", "28.0s", "2.00x", "970", "16", "168", "1035", "65", "0", "1", "42%"},
 		},
 		{
 			name: "no ideal",

@@ -1,6 +1,8 @@
 // Package redistest starts a real redis-server for tests: on a free
 // loopback port, with persistence off, stopped when the test ends. Tests can
-// kill and restart it to exercise failures.
+// kill, pause and restart it to exercise failures, add ACL users
+// ([Server.AddUser]), and start a three-master Redis Cluster
+// ([StartCluster]).
 //
 // When the environment variable REDIS_URL is set, [Start] uses that server
 // instead of starting one; tests then keep apart by key prefix ([Prefix]),
@@ -48,6 +50,8 @@ type Server struct {
 	bin  string // set when Start started the server: it can be killed and restarted
 	dir  string
 
+	args []string // extra redis-server arguments
+
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
@@ -59,7 +63,12 @@ type Server struct {
 // it when the test ends. It fails the test when no server can be had.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	if u := os.Getenv("REDIS_URL"); u != "" {
+	return start(t, nil)
+}
+
+func start(t testing.TB, args []string, portOK ...func(int) bool) *Server {
+	t.Helper()
+	if u := os.Getenv("REDIS_URL"); u != "" && args == nil {
 		opts, err := redis.ParseURL(u)
 		if err != nil {
 			t.Fatalf("redistest: REDIS_URL: %v", err)
@@ -72,12 +81,16 @@ func Start(t testing.TB) *Server {
 			t.Fatalf("redistest: redis-server not found (install the redis-server package, or set REDIS_URL): %v", err)
 		}
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), args: args}
 	t.Cleanup(s.Kill)
 	var err error
-	for range 3 { // a free port can be taken between probing and binding
+	for range 5 { // a free port can be taken between probing and binding
 		var port int
 		if port, err = freePort(); err != nil {
+			continue
+		}
+		if len(portOK) > 0 && !portOK[0](port) {
+			err = fmt.Errorf("port %d unsuitable", port)
 			continue
 		}
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
@@ -177,14 +190,14 @@ func (s *Server) Restart() {
 
 func (s *Server) start() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
-	cmd := exec.Command(s.bin,
+	cmd := exec.Command(s.bin, append([]string{
 		"--port", port,
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
 		"--dir", s.dir,
 		"--daemonize", "no",
-	)
+	}, s.args...)...)
 	cmd.Stdout, cmd.Stderr = &s.log, &s.log
 	setPdeathsig(cmd)
 	if err := cmd.Start(); err != nil {
@@ -212,6 +225,16 @@ func (s *Server) start() error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return fmt.Errorf("redis-server did not answer on %s within %v", s.Addr, startTimeout)
+}
+
+// PID returns the process id of the running server, or 0.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // ping sends PING on a fresh connection and expects +PONG.

@@ -24,19 +24,30 @@ const routes = {
   '/d8b/': { standardHeaders: 'draft-8', legacyHeaders: false, limit: 10, windowMs: 1000 },
   '/legacy/': { standardHeaders: false, legacyHeaders: true, limit: 10, windowMs: 1000 },
   '/bare/': { standardHeaders: false, legacyHeaders: false, limit: 10, windowMs: 1000 },
+  // The same policy name as /d8b/, "10-in-1sec", with a counter of its own.
+  '/d8c/': { standardHeaders: 'draft-8', legacyHeaders: false, limit: 10, windowMs: 1000 },
+  // One limiter, so one counter, on two routes: "20-in-1sec".
+  '/s1/': 'shared',
+  '/s2/': 'shared',
 };
+const shared = { standardHeaders: 'draft-8', legacyHeaders: false, limit: 20, windowMs: 1000 };
 
-const app = express();
-for (const [route, opts] of Object.entries(routes)) {
-  app.use(route, rateLimit({
+function limiter(opts) {
+  return rateLimit({
     ...opts,
     keyGenerator: (req) => req.get('x-client') || 'anon',
     validate: false,
     handler: (req, res, _next, options) => {
-      count(req, route, 'rejected');
+      count(req, req.baseUrl + '/', 'rejected');
       res.status(options.statusCode).send(options.message);
     },
-  }));
+  });
+}
+
+const app = express();
+const sharedLimiter = limiter(shared);
+for (const [route, opts] of Object.entries(routes)) {
+  app.use(route, opts === 'shared' ? sharedLimiter : limiter(opts));
   app.use(route, (req, res) => {
     count(req, route, 'accepted');
     res.json({ route, path: req.originalUrl });

@@ -1,0 +1,112 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// nonNeg returns f when it is a positive finite number, its largest finite
+// neighbour for +Inf, and 0 otherwise (negative or NaN: the script treats
+// both as zero, as the Go reference does).
+func nonNeg(f float64) float64 {
+	if f > 0 {
+		return finite(f)
+	}
+	return 0
+}
+
+// finite maps NaN to 0 and infinities to the largest finite numbers, which
+// the script's number parser handles alike everywhere.
+func finite(f float64) float64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f > math.MaxFloat64:
+		return math.MaxFloat64
+	case f < -math.MaxFloat64:
+		return -math.MaxFloat64
+	}
+	return f
+}
+
+// call holds one script call's arguments: the keys, packed into one string,
+// and the other arguments, packed into one space-separated bulk string.
+// Calls are pooled, so that the hot path reuses their buffers.
+type call struct {
+	bound   time.Duration // the call's timeout; zero means the Store's
+	args    []byte
+	keyBuf  []byte
+	keyEnds []int
+	keys    []string
+}
+
+func (c *call) reset() {
+	c.args, c.keyBuf, c.keyEnds, c.keys = c.args[:0], c.keyBuf[:0], c.keyEnds[:0], c.keys[:0]
+	c.bound = 0
+}
+
+func (c *call) sep() {
+	if len(c.args) > 0 {
+		c.args = append(c.args, ' ')
+	}
+}
+
+func (c *call) time(now func() time.Time) {
+	if now == nil {
+		c.args = append(c.args, "- 0"...)
+		return
+	}
+	t := now()
+	sec, ns := t.Unix(), int64(t.Nanosecond())
+	if sec < 0 { // before 1970: outside the script's stored form
+		sec, ns = 0, 0
+	}
+	c.int(sec)
+	c.int(ns)
+}
+
+func (c *call) int(v int64)   { c.sep(); c.args = strconv.AppendInt(c.args, v, 10) }
+func (c *call) uint(v uint64) { c.sep(); c.args = strconv.AppendUint(c.args, v, 10) }
+func (c *call) dur(d time.Duration) {
+	c.int(int64(max(d, 0)))
+}
+func (c *call) str(v string)    { c.sep(); c.args = append(c.args, v...) }
+func (c *call) float(f float64) { c.sep(); c.args = strconv.AppendFloat(c.args, f, 'g', -1, 64) }
+func (c *call) bool(b bool) {
+	if b {
+		c.int(1)
+	} else {
+		c.int(0)
+	}
+}
+
+func (c *call) key(tag, kind, key string) {
+	c.keyBuf = append(c.keyBuf, tag...)
+	c.keyBuf = append(c.keyBuf, kind...)
+	c.keyBuf = append(c.keyBuf, key...)
+	c.keyEnds = append(c.keyEnds, len(c.keyBuf))
+}
+
+// run runs script with the call's keys and arguments, bounded by the
+// Store's timeout.
+func (c *call) run(ctx context.Context, s *Store, script *redis.Script) (any, error) {
+	all := string(c.keyBuf) // one allocation for every key
+	start := 0
+	for _, end := range c.keyEnds {
+		c.keys = append(c.keys, all[start:end])
+		start = end
+	}
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(c.bound, s.callTimeout()))
+	defer cancel()
+	began := time.Now()
+	res, err := script.Run(ctx, s.c, c.keys, c.args).Result()
+	if err == nil {
+		s.lat.observe(time.Since(began))
+	}
+	return res, err
+}
