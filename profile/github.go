@@ -28,7 +28,9 @@ import (
 //     for at least one minute" (package header reads all three).
 //
 // So the tenant is the token (the Authorization header, hashed, never
-// kept raw); a throttle with no reason blocks the tenant, since secondary
+// kept raw); each request counts against its resource's limit from the
+// first ([GitHubResource]), so that no endpoint is taken to share another
+// resource's quota; a throttle with no reason blocks the tenant, since secondary
 // limits are per user; writes to one repository go one at a time, one
 // second apart; common endpoints have GitHub's own path templates.
 // Endpoints are not paced until GitHub speaks: every response carries
@@ -42,6 +44,7 @@ func GitHub() *Profile {
 		Name:              "github",
 		Account:           HeaderAccount("Authorization"),
 		Templates:         githubTemplates(),
+		Limits:            GitHubResource,
 		WriteKey:          GitHubRepo,
 		WriteGap:          time.Second,
 		UnknownScope:      header.ScopeTenant,
@@ -123,4 +126,32 @@ func GitHubRepo(r *http.Request) string {
 		return ""
 	}
 	return owner + "/" + repo
+}
+
+// GitHubResource names the primary limit a GitHub request counts against,
+// as x-ratelimit-resource names it, in heed's scope form
+// ("resource:core"): search for /search/..., code_search for /search/code,
+// graphql for /graphql, the upload and snapshot resources for their
+// endpoints, and core for the rest
+// (https://docs.github.com/en/rest/rate-limit/rate-limit).
+func GitHubResource(method, path string) []string {
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	res := "resource:core"
+	switch {
+	case path == "/search/code":
+		res = "resource:code_search"
+	case path == "/search" || strings.HasPrefix(path, "/search/"):
+		res = "resource:search"
+	case path == "/graphql":
+		res = "resource:graphql"
+	case strings.HasSuffix(path, "/code-scanning/sarifs") && method == "POST":
+		res = "resource:code_scanning_upload"
+	case strings.HasSuffix(path, "/dependency-graph/snapshots") && method == "POST":
+		res = "resource:dependency_snapshots"
+	case strings.HasSuffix(path, "/audit-log"):
+		res = "resource:audit_log"
+	}
+	return []string{res}
 }

@@ -306,3 +306,18 @@ func TestShopifyCostAndUsage(t *testing.T) {
 		t.Error("Usage(REST) reported a cost")
 	}
 }
+
+func TestGitHubResource(t *testing.T) {
+	for _, tc := range []struct{ method, path, want string }{
+		{"GET", "/repos/o/r/issues", "resource:core"},
+		{"GET", "/search/issues?q=x", "resource:search"},
+		{"GET", "/search/code", "resource:code_search"},
+		{"POST", "/graphql", "resource:graphql"},
+		{"POST", "/repos/o/r/code-scanning/sarifs", "resource:code_scanning_upload"},
+		{"GET", "/orgs/acme/audit-log", "resource:audit_log"},
+	} {
+		if got := profile.GitHubResource(tc.method, tc.path); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("GitHubResource(%s %s) = %v, want [%s]", tc.method, tc.path, got, tc.want)
+		}
+	}
+}
