@@ -15,18 +15,41 @@ import (
 // profile reads to estimate or reconcile a cost.
 const maxCostBody = 1 << 20
 
-// OpenAI returns the profile of the OpenAI API: limits are per organisation
-// and model, in requests and tokens per minute, so a throttle with no reason
-// blocks the tenant. A request's token cost is estimated from its JSON body
-// before it is sent (see [EstimateOpenAITokens]) and reconciled with the
-// response's usage.total_tokens when the response is plain JSON.
+// OpenAI returns the profile of the OpenAI API, after OpenAI's pages:
+//
+//   - Rate limits (https://platform.openai.com/docs/guides/rate-limits):
+//     limits are "measured in five ways: RPM (requests per minute), RPD
+//     (requests per day), TPM (tokens per minute), TPD (tokens per day),
+//     and IPM (images per minute)", are "defined at the organization level
+//     and at the project level", vary by model, and are reported in
+//     x-ratelimit-{limit,remaining,reset}-{requests,tokens}.
+//   - openai-go (https://github.com/openai/openai-go, "Retries"): errors
+//     are retried twice by default with a short exponential backoff: all
+//     connection errors, 408 Request Timeout, 409 Conflict, 429 Rate Limit
+//     and >=500 Internal errors, honouring retry-after-ms and retry-after.
+//
+// So the tenant is the project or organisation the request names
+// (OpenAI-Project, OpenAI-Organization), else the API key (Authorization),
+// hashed; a throttle with no reason blocks the tenant. Requests and tokens
+// are two limits; the model a request names is in its body, which heed does
+// not key scopes by, so the token limits are the tenant's, whichever model
+// spends them: a tenant using two models is paced by the tighter. A
+// request's token cost is estimated from its JSON body before it is sent
+// (see [EstimateOpenAITokens]) and reconciled with the response's
+// usage.total_tokens when the response is plain JSON. A throttled request
+// was not processed (openai-go re-sends a 429ed POST), so it is retried
+// whatever its method; server and connection errors are retried for
+// requests safe to repeat. Endpoints are not paced until OpenAI speaks,
+// which it does on every response.
 func OpenAI() *Profile {
 	return &Profile{
-		Name:         "openai",
-		Rate:         func(string) float64 { return 5 },
-		UnknownScope: header.ScopeTenant,
-		Cost:         openAICost,
-		Usage:        openAIUsage,
+		Name:                  "openai",
+		Account:               HeaderAccount("OpenAI-Project", "OpenAI-Organization", "Authorization"),
+		UnknownScope:          header.ScopeTenant,
+		Cost:                  openAICost,
+		Usage:                 openAIUsage,
+		ThrottledNotProcessed: true,
+		RetryServerErrors:     true,
 	}
 }
 

@@ -43,6 +43,12 @@ type Profile struct {
 	// segment, with a braced segment fitting any one segment, has it as its
 	// endpoint. Nil means none.
 	Templates []string
+	// TrimPath returns the part of a request's path that names its
+	// endpoint, without a prefix that names the account (Jira's
+	// /ex/jira/{cloudId} on api.atlassian.com), for Templates and
+	// [EndpointKey] to read. Nil means the whole path. Endpoint, when set,
+	// is given the whole path.
+	TrimPath func(path string) string
 	// Limits names the limits, counted per tenant, that a request counts
 	// against by the provider's documentation, before any response has
 	// said so (GitHub's core and search resources, as x-ratelimit-resource
@@ -163,6 +169,9 @@ func (p *Profile) WriteEndpoint(b *strings.Builder, method, path string, ids fun
 	}
 	if i := strings.IndexByte(path, '?'); i >= 0 {
 		path = path[:i]
+	}
+	if p != nil && p.TrimPath != nil {
+		path = p.TrimPath(path)
 	}
 	if p != nil {
 		for _, tpl := range p.Templates {
@@ -367,7 +376,9 @@ func isUUID(s string) bool {
 }
 
 // Names lists the profiles [ByName] knows, in a stable order.
-func Names() []string { return []string{"generic", "jira", "github", "openai"} }
+func Names() []string {
+	return []string{"generic", "jira", "github", "openai", "anthropic", "stripe", "slack", "shopify", "discord"}
+}
 
 // ByName returns the profile called name (one of [Names]), and whether
 // there is one. "generic" and "" give the generic profile, a nil *Profile.
@@ -381,6 +392,16 @@ func ByName(name string) (*Profile, bool) {
 		return GitHub(), true
 	case "openai":
 		return OpenAI(), true
+	case "anthropic":
+		return Anthropic(), true
+	case "stripe":
+		return Stripe(), true
+	case "slack":
+		return Slack(), true
+	case "shopify":
+		return Shopify(), true
+	case "discord":
+		return Discord(), true
 	}
 	return nil, false
 }

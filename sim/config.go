@@ -307,5 +307,8 @@ func DefaultLimits(p Profile) []Limit {
 	case Silent:
 		return []Limit{{Name: "limit_req", Quota: 10, Window: time.Second}}
 	}
+	if l := providerLimits(p); l != nil {
+		return l // providers.go
+	}
 	panic(fmt.Sprintf("sim: unknown profile %q", p))
 }

@@ -33,6 +33,8 @@ func (s *Server) respond(o *outcome) {
 			o.status, o.bare = http.StatusTooManyRequests, true
 			return
 		}
+	default:
+		s.provider(o) // providers.go
 	}
 	if o.rej == nil && o.body == nil {
 		o.body = okBody(o.req)

@@ -140,11 +140,14 @@ func openaiModel(r *Request) string {
 
 // cost returns what the request costs in unit u.
 func (r *Request) cost(u Unit) float64 {
-	if u != Tokens {
+	switch u {
+	case Tokens:
+		r.parse()
+		return r.tokens
+	case Requests, Points:
 		return 1
 	}
-	r.parse()
-	return r.tokens
+	return providerCost(r, u) // providers.go
 }
 
 // parse reads an OpenAI-style JSON body: the model, and a token estimate of

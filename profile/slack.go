@@ -1,0 +1,160 @@
+package profile
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/heedhttp/heed/header"
+)
+
+// maxSlackForm bounds how much of a Slack request body is read for its
+// token or channel: a form or JSON body names them long before this.
+const maxSlackForm = 64 << 10
+
+// Slack returns the profile of the Slack Web API, after Slack's page Rate
+// limits (https://docs.slack.dev/apis/web-api/rate-limits): limits apply
+// "per API method per app per workspace", in tiers: Tier 1 "1+ per minute",
+// Tier 2 "20+ per minute", Tier 3 "50+ per minute", Tier 4 "100+ per
+// minute", each "allowing for occasional bursts"; "chat.postMessage
+// generally allows posting one message per second per channel, while also
+// maintaining a workspace-wide limit"; a refused call gets "HTTP 429 Too
+// Many Requests" with a Retry-After header in seconds. Slack sends no limit
+// header on a success.
+//
+// So the tenant is the token, from the Authorization header or the token
+// field of a form body (read through GetBody, bounded, never consumed),
+// hashed; each API method is an endpoint, whatever the HTTP method
+// ("POST /api/chat.postMessage"); a throttle with no reason blocks the
+// method; messages to one channel go one at a time, one second apart. The
+// tiers' rates ([SlackTier], [SlackTierRate]) are not applied by default:
+// heed's default rate is per HTTP method, not per endpoint, and a per-method
+// rate of a few calls a minute would make a short job crawl where Slack
+// tolerates bursts; an endpoint is paced from the rate its calls were
+// accepted at once Slack refuses one. Slack's own SDKs (@slack/web-api,
+// python-slack-sdk's RateLimitErrorRetryHandler) re-send every 429ed call,
+// chat.postMessage included, after Retry-After: a throttled call was not
+// processed, so it is retried whatever its method.
+func Slack() *Profile {
+	return &Profile{
+		Name:                  "slack",
+		Account:               SlackToken,
+		Endpoint:              slackEndpoint,
+		WriteKey:              SlackChannel,
+		WriteGap:              time.Second,
+		UnknownScope:          header.ScopeEndpoint,
+		ThrottledNotProcessed: true,
+	}
+}
+
+// slackEndpoint names a Web API method: "POST /api/chat.postMessage" for a
+// GET or POST to /api/chat.postMessage, since Slack counts calls per
+// method. Other paths are named as [EndpointKey] names them.
+func slackEndpoint(method, path string) string {
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		path = path[:i]
+	}
+	if m, ok := strings.CutPrefix(path, "/api/"); ok && m != "" && !strings.Contains(m, "/") {
+		return "POST " + path
+	}
+	return EndpointKey(method, path)
+}
+
+// SlackToken returns the token a Slack Web API request is made with: the
+// Authorization header, else the token field of an
+// application/x-www-form-urlencoded body (read through GetBody, at most
+// 64 KiB) or of the query, else "".
+func SlackToken(r *http.Request) string {
+	if v := r.Header.Get("Authorization"); v != "" {
+		return strings.TrimSpace(strings.TrimPrefix(v, "Bearer "))
+	}
+	if f := slackForm(r); f != nil {
+		if t := f.Get("token"); t != "" {
+			return t
+		}
+	}
+	return r.URL.Query().Get("token")
+}
+
+// SlackChannel returns the channel a chat.postMessage call posts to, from
+// its JSON or form body (read through GetBody, at most 64 KiB) or its
+// query, or "" for other methods.
+func SlackChannel(r *http.Request) string {
+	if !strings.HasSuffix(r.URL.Path, "/chat.postMessage") {
+		return ""
+	}
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		var v struct {
+			Channel string `json:"channel"`
+		}
+		if b := peekBody(r, maxSlackForm); b != nil && json.Unmarshal(b, &v) == nil && v.Channel != "" {
+			return v.Channel
+		}
+		return ""
+	}
+	if f := slackForm(r); f != nil {
+		if c := f.Get("channel"); c != "" {
+			return c
+		}
+	}
+	return r.URL.Query().Get("channel")
+}
+
+// slackForm parses a form body without consuming it, or returns nil.
+func slackForm(r *http.Request) url.Values {
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		return nil
+	}
+	b := peekBody(r, maxSlackForm)
+	if b == nil {
+		return nil
+	}
+	f, err := url.ParseQuery(string(b))
+	if err != nil {
+		return nil
+	}
+	return f
+}
+
+// SlackTier returns the documented rate-limit tier of a Web API method
+// (1 to 4), or 0 for chat.postMessage's special tier and methods this table
+// does not list. The table holds the methods most clients call, from each
+// method's reference page.
+func SlackTier(method string) int {
+	switch method {
+	case "admin.users.list", "team.accessLogs", "team.billableInfo", "team.integrationLogs":
+		return 1
+	case "conversations.create", "conversations.invite", "conversations.list", "files.upload",
+		"search.messages", "search.all", "search.files", "users.list", "usergroups.list",
+		"reactions.list", "stars.list", "team.info", "auth.test":
+		return 2
+	case "conversations.history", "conversations.replies", "conversations.info",
+		"conversations.members", "chat.update", "chat.delete", "chat.postEphemeral",
+		"chat.scheduleMessage", "reactions.add", "reactions.remove", "pins.add",
+		"users.conversations", "users.lookupByEmail", "views.publish", "files.list":
+		return 3
+	case "users.info", "users.profile.get", "chat.getPermalink", "bots.info", "emoji.list",
+		"views.open", "views.update", "views.push", "users.getPresence", "dnd.info":
+		return 4
+	}
+	return 0
+}
+
+// SlackTierRate returns the least rate Slack documents for a tier, in
+// calls per second (Tier 1 one a minute, Tier 2 twenty, Tier 3 fifty,
+// Tier 4 a hundred), or 0 for an unknown tier.
+func SlackTierRate(tier int) float64 {
+	switch tier {
+	case 1:
+		return 1.0 / 60
+	case 2:
+		return 20.0 / 60
+	case 3:
+		return 50.0 / 60
+	case 4:
+		return 100.0 / 60
+	}
+	return 0
+}
