@@ -158,9 +158,17 @@ func decide(p *retryPolicy, in *decideInput) decision {
 	}
 	// Retry-After is the least we wait, never the whole answer: burst
 	// limits always say 1, so the backoff floor grows with each attempt.
+	// On the first throttle the server's own wait is the answer; on each
+	// further one the backoff's floor grows, since burst limits always say
+	// 1 (a missing wait gets the backoff from the first).
 	delay := p.backoff(in.attempt)
 	if hasWait {
-		delay = max(serverWait+time.Duration(p.rand()*float64(retryJitter)), delay)
+		w := serverWait + time.Duration(p.rand()*float64(retryJitter))
+		if obs.HasRetryAfter && in.attempt == 0 {
+			delay = w
+		} else {
+			delay = max(w, delay)
+		}
 	}
 	delay = min(delay, learn.MaxBlock)
 

@@ -92,11 +92,13 @@ func TestRepeatedBurstLimitsBackOffExponentially(t *testing.T) {
 		s := &heedtest.Script{Responses: []heedtest.Response{burst429(), burst429(), burst429(), burst429(), ok()}}
 		tr := &heed.Transport{Base: s, Profile: profile.Jira(), Rand: rand.New(maxSource{})}
 		get(t, tr, jira+"/rest/api/3/issue/PROJ-1")
-		// Retry-After says 1s each time; the backoff's floor (its ceiling,
-		// with a Rand near 1) doubles from 2s.
-		for i, want := range []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second} {
+		// Retry-After says 1s each time. The first retry waits it, plus the
+		// most jitter (a Rand near 1): 1.5s. Each further one waits the
+		// backoff's floor (its ceiling, with a Rand near 1), doubling: 4s,
+		// 8s, 16s, never Retry-After's 1s again.
+		for i, want := range []time.Duration{1500 * time.Millisecond, 4 * time.Second, 8 * time.Second, 16 * time.Second} {
 			if g := gap(s, i, i+1); g < want-time.Millisecond || g > want {
-				t.Errorf("wait before retry %d = %v, want the backoff's %v, not Retry-After's 1s", i+1, g, want)
+				t.Errorf("wait before retry %d = %v, want %v", i+1, g, want)
 			}
 		}
 	})
