@@ -99,6 +99,9 @@ func (t *Transport) classify(req *http.Request) *request {
 		Rate:         rate,
 		UnknownScope: p.BlockScope(),
 	}
+	if p != nil {
+		r.keys.GlobalIsTenant = p.GlobalIsTenant
+	}
 	r.scopes[iGlobal] = store.ScopeAdmit{Key: scope.Global}
 	r.scopes[iTenant] = store.ScopeAdmit{Key: tenant, Limit: t.concurrency()}
 	r.scopes[iEndpoint] = store.ScopeAdmit{Key: endpointKey, Rate: rate, Burst: rate}

@@ -38,6 +38,7 @@ func Discord() *Profile {
 		Account:               HeaderAccount("Authorization"),
 		Endpoint:              DiscordEndpoint,
 		UnknownScope:          header.ScopeEndpoint,
+		GlobalIsTenant:        true,
 		ThrottledNotProcessed: true,
 		RetryServerErrors:     true,
 	}

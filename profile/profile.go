@@ -84,6 +84,11 @@ type Profile struct {
 	// [header.ScopeTenant] for providers whose limits are account-wide.
 	UnknownScope string
 
+	// GlobalIsTenant reports that what the provider's headers call global
+	// is one account's ("X-RateLimit-Scope: global" is one Discord bot's
+	// limit across its routes), not every tenant's: heed blocks and paces
+	// the tenant for it, never the others. False means global is global.
+	GlobalIsTenant bool
 	// Concurrency caps the requests in flight per tenant, for providers
 	// that ask for a cap (Jira's guide does) or limit concurrency. Zero
 	// means no cap: a cap the server does not ask for only makes a slow

@@ -89,6 +89,8 @@ type Request struct {
 	// UnknownScope is the kind of scope (a header.Scope constant) that a
 	// limit with no scope and no name applies to.
 	UnknownScope string
+	// GlobalIsTenant makes what the server calls global the tenant's.
+	GlobalIsTenant bool
 	// Scopes are the request's admission scopes: those with a Cost were
 	// charged an estimate, which Usage reconciles.
 	Scopes []store.ScopeAdmit
@@ -99,6 +101,9 @@ type Request struct {
 func (r *Request) ScopeKey(kind string) string {
 	switch kind {
 	case header.ScopeGlobal:
+		if r.GlobalIsTenant {
+			return r.Tenant
+		}
 		return r.Global
 	case header.ScopeTenant:
 		return r.Tenant
