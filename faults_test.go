@@ -36,7 +36,7 @@ func TestFaultsNeverDuplicateOrSendIntoABlock(t *testing.T) {
 
 func faultRun(t *testing.T, faults []sim.Fault, limitsVisible bool) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := sim.New(sim.Config{Profile: sim.Jira, Scale: 0.05, Seed: 7, Latency: 20 * time.Millisecond, Faults: faults})
+		srv := sim.New(sim.Config{Provider: sim.Jira, Scale: 0.05, Seed: 7, Latency: 20 * time.Millisecond, Faults: faults})
 		tr := &heed.Transport{Base: srv.RoundTripper(), Profile: profile.Jira()}
 		var ok, failed atomic.Int32
 		var wg sync.WaitGroup

@@ -58,7 +58,7 @@ func TestLearnsAdvertisedLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// 100 per 10 s per tenant, in a fixed window, as the IETF draft
 		// describes, with the client's default pace (50/s) far above it.
-		srv := sim.New(sim.Config{Profile: sim.IETF, Latency: 20 * time.Millisecond})
+		srv := sim.New(sim.Config{Provider: sim.IETF, Latency: 20 * time.Millisecond})
 		tr := &heed.Transport{Base: srv.RoundTripper()}
 		const run = 5 * time.Minute
 		start := time.Now()
@@ -83,7 +83,7 @@ func TestLearnsAdvertisedLimit(t *testing.T) {
 // least 85% of the allowed rate used and at most 3% of requests refused.
 func TestAIMDFindsAnUnknownLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := sim.New(sim.Config{Profile: sim.Silent, Latency: 20 * time.Millisecond}) // 10/s per tenant
+		srv := sim.New(sim.Config{Provider: sim.Silent, Latency: 20 * time.Millisecond}) // 10/s per tenant
 		store := memstore.New()
 		tr := &heed.Transport{Base: srv.RoundTripper(), Store: store}
 		url := func(w, i int) string { return "https://api.test/v1/things" }
@@ -130,7 +130,7 @@ func TestAIMDFindsAnUnknownLimit(t *testing.T) {
 // get their share.
 func TestBackgroundCannotStarveInteractive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := sim.New(sim.Config{Profile: sim.Silent, Scale: 100}) // 1000/s: never the bottleneck
+		s := sim.New(sim.Config{Provider: sim.Silent, Scale: 100}) // 1000/s: never the bottleneck
 		rate := func(string) float64 { return 10 }
 		tr := &heed.Transport{Base: s.RoundTripper(), Profile: &profile.Profile{Rate: rate}, Concurrency: -1}
 		url := func(w, i int) string { return "https://api.test/v1/things" }
@@ -175,7 +175,7 @@ func TestBackgroundCannotStarveInteractive(t *testing.T) {
 // very different sizes share it without 429s.
 func TestTokenCostPacing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := sim.New(sim.Config{Profile: sim.OpenAI, Scale: 0.1, Latency: 100 * time.Millisecond}) // 50 RPM, 3000 TPM
+		srv := sim.New(sim.Config{Provider: sim.OpenAI, Scale: 0.1, Latency: 100 * time.Millisecond}) // 50 RPM, 3000 TPM
 		tr := &heed.Transport{Base: srv.RoundTripper(), Profile: profile.OpenAI()}
 		var wg sync.WaitGroup
 		var failed atomic.Int32
@@ -246,7 +246,7 @@ func TestBurstAndSustainedLimitsBothHold(t *testing.T) {
 			{Name: "burst", Kind: sim.TokenBucket, Quota: 20, Window: time.Second},
 			{Name: "minute", Kind: sim.FixedWindow, Quota: 300, Window: time.Minute},
 		}
-		srv := sim.New(sim.Config{Profile: sim.IETF, Limits: limits, Latency: 10 * time.Millisecond})
+		srv := sim.New(sim.Config{Provider: sim.IETF, Limits: limits, Latency: 10 * time.Millisecond})
 		tr := &heed.Transport{Base: srv.RoundTripper()}
 		start := time.Now()
 		hammer(t, tr, 16, 5*time.Minute, func(w, i int) string { return fmt.Sprintf("https://api.test/v1/items/%d", w*100000+i) }, nil)
@@ -341,7 +341,7 @@ func (c *countingStore) Update(ctx context.Context, u *store.Update) error {
 // update, so a Redis store sees about two round trips per request.
 func TestLearningSendsFewUpdates(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := sim.New(sim.Config{Profile: sim.Jira, Scale: 0.1, Latency: 20 * time.Millisecond})
+		srv := sim.New(sim.Config{Provider: sim.Jira, Scale: 0.1, Latency: 20 * time.Millisecond})
 		store := &countingStore{Store: memstore.New()}
 		tr := &heed.Transport{Base: srv.RoundTripper(), Store: store, Profile: profile.Jira()}
 		for i := range 300 {

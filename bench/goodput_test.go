@@ -129,7 +129,7 @@ func scenarios() []scenario {
 			about: "silent server (bare 429s, no headers), 10/s per tenant; 4 GET endpoints, 1 tenant, 16 workers, 20ms latency, 1200 ops",
 			run: workload.Run{
 				Workload: workload.Workload{Ops: 1200, Workers: 16, Tenants: 1, Seed: 4, Endpoints: gets(4)},
-				Sim:      sim.Config{Profile: sim.Silent, Seed: 4, Latency: 20 * ms},
+				Sim:      sim.Config{Provider: sim.Silent, Seed: 4, Latency: 20 * ms},
 				Clients:  goodputClients(workload.Heed(nil)),
 				WarmUp:   20 * time.Second,
 			},

@@ -21,7 +21,7 @@ import (
 // new minute.
 func TestGitHub(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		srv := sim.New(sim.Config{Profile: sim.GitHub, Scale: 0.1})
+		srv := sim.New(sim.Config{Provider: sim.GitHub, Scale: 0.1})
 		r := newRig(profile.GitHub(), srv.RoundTripper())
 		r.heed.MaxWait = 2 * time.Minute
 		gh := NewGitHubClient(&r.sdk, "ghp_test")
@@ -85,7 +85,7 @@ func TestGitHubQuotaSpent(t *testing.T) {
 	bubble(t, func(t *testing.T) {
 		limits := sim.DefaultLimits(sim.GitHub)
 		limits[0].Quota = 5 // core
-		srv := sim.New(sim.Config{Profile: sim.GitHub, Limits: limits})
+		srv := sim.New(sim.Config{Provider: sim.GitHub, Limits: limits})
 		r := newRig(profile.GitHub(), srv.RoundTripper())
 		gh := NewGitHubClient(&r.sdk, "ghp_test")
 		calls := 0

@@ -24,14 +24,14 @@ func TestOverHTTP(t *testing.T) {
 		p    *profile.Profile
 		call func(t *testing.T, rt http.RoundTripper, base string, i int) error
 	}{
-		{"go-github", sim.New(sim.Config{Profile: sim.GitHub}), profile.GitHub(),
+		{"go-github", sim.New(sim.Config{Provider: sim.GitHub}), profile.GitHub(),
 			func(t *testing.T, rt http.RoundTripper, base string, i int) error {
 				gh := NewGitHubClient(rt, "ghp_test")
 				gh.BaseURL, _ = url.Parse(base + "/")
 				_, _, err := gh.Repositories.Get(t.Context(), "o", fmt.Sprintf("r%d", i))
 				return err
 			}},
-		{"openai-go", sim.New(sim.Config{Profile: sim.OpenAI}), profile.OpenAI(),
+		{"openai-go", sim.New(sim.Config{Provider: sim.OpenAI}), profile.OpenAI(),
 			func(t *testing.T, rt http.RoundTripper, base string, i int) error {
 				return chat(t.Context(), NewOpenAIClient(rt, option.WithAPIKey("sk-test"), option.WithBaseURL(base+"/v1/")), i)
 			}},

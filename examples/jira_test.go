@@ -19,7 +19,7 @@ import (
 // endpoint, 20 writes per 2 s to one issue).
 func TestJira(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		srv := sim.New(sim.Config{Profile: sim.Jira})
+		srv := sim.New(sim.Config{Provider: sim.Jira})
 		r := newRig(profile.Jira(), srv.RoundTripper())
 		jc := &JiraClient{Site: "https://acme.atlassian.net", HTTP: &http.Client{Transport: &r.sdk}}
 		const reads, comments = 200, 10

@@ -31,7 +31,7 @@ func chat(ctx context.Context, oa openai.Client, i int) error {
 // the rest at 50 tokens/s.
 func TestOpenAI(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		srv := sim.New(sim.Config{Profile: sim.OpenAI, Scale: 0.1})
+		srv := sim.New(sim.Config{Provider: sim.OpenAI, Scale: 0.1})
 		r := newRig(profile.OpenAI(), srv.RoundTripper())
 		oa := NewOpenAIClient(&r.sdk, option.WithAPIKey("sk-test"))
 		const calls, workers = 60, 8

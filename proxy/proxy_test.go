@@ -45,7 +45,7 @@ func call(h http.Handler, method, path string, hdr ...string) *httptest.Response
 // 429 beyond first contact and nothing sent while blocked.
 func TestProxyPacesClients(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		srv := sim.New(sim.Config{Profile: sim.Jira, Scale: 0.1})
+		srv := sim.New(sim.Config{Provider: sim.Jira, Scale: 0.1})
 		h := &proxy.Handler{Upstream: upstream, Transport: &heed.Transport{Base: srv.RoundTripper(), Profile: profile.Jira(), MaxWait: 5 * time.Second}}
 		done := make(chan int)
 		for w := range 8 {

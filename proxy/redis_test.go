@@ -33,7 +33,7 @@ func who(key string) string {
 // nothing is sent into a block the simulator mandated.
 func TestProxyTwoProxiesShareRedis(t *testing.T) {
 	rs := redistest.Start(t)
-	s := sim.New(sim.Config{Profile: sim.Jira, Scale: 0.2})
+	s := sim.New(sim.Config{Provider: sim.Jira, Scale: 0.2})
 	// After 60 requests the upstream blocks tenant a for a minute, as
 	// Jira's tenant quota does; the simulator never sees what it refuses.
 	var served, intoBlock atomic.Int64

@@ -154,7 +154,7 @@ func TestProcessesShareOneAllowance(t *testing.T) {
 		// Requests already on their way when a block is stored are not
 		// sent into it; on a loaded CI machine a process can be descheduled
 		// between admission and send, hence a grace wider than the default.
-		srv := sim.New(sim.Config{Profile: sim.Jira, Limits: limits, Scale: scaleBy, Grace: 250 * time.Millisecond})
+		srv := sim.New(sim.Config{Provider: sim.Jira, Limits: limits, Scale: scaleBy, Grace: 250 * time.Millisecond})
 		hs := httptest.NewServer(srv)
 		defer hs.Close()
 		prefix := redistest.Prefix(t)

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Profile names a provider whose limits and headers a [Server] imitates.
-type Profile string
+// Provider names a provider whose limits and headers a [Server] imitates.
+type Provider string
 
 // Profiles the simulator knows.
 const (
@@ -14,27 +14,27 @@ const (
 	// and method, per-issue write limits, tenant and global quotas in
 	// points, and the RateLimit, Beta-RateLimit, Retry-After,
 	// X-RateLimit-Reset and RateLimit-Reason headers.
-	Jira Profile = "jira"
+	Jira Provider = "jira"
 	// IETF speaks the IETF draft-10 structured fields, RateLimit-Policy and
 	// RateLimit, with Retry-After on a 429.
-	IETF Profile = "ietf"
+	IETF Provider = "ietf"
 	// GitHub sends x-ratelimit-limit, -remaining, -reset (epoch seconds),
 	// -used and -resource per resource category (core, search, graphql),
 	// answers 403 when a category is exhausted, and has a secondary limit on
 	// concurrent requests (403 with a message, or 429 with retry-after).
-	GitHub Profile = "github"
+	GitHub Provider = "github"
 	// OpenAI limits requests and tokens per minute per tenant and model,
 	// reads a request's token cost from its JSON body, and sends
 	// x-ratelimit-{limit,remaining,reset}-{requests,tokens} with resets as
 	// Go durations ("6m0s", "20ms").
-	OpenAI Profile = "openai"
+	OpenAI Provider = "openai"
 	// Silent rejects with a bare 429 and no header at all, like nginx's
 	// limit_req, and sends no limit header on any response.
-	Silent Profile = "silent"
+	Silent Provider = "silent"
 )
 
 // Profiles returns the profiles [New] accepts.
-func Profiles() []Profile { return []Profile{Jira, IETF, GitHub, OpenAI, Silent} }
+func Providers() []Provider { return []Provider{Jira, IETF, GitHub, OpenAI, Silent} }
 
 // Kind is the algorithm a [Limit] enforces.
 type Kind string
@@ -181,9 +181,9 @@ type Fault struct {
 // Config configures a [Server]. The zero Config simulates Jira Cloud at its
 // documented rates.
 type Config struct {
-	// Profile selects the provider imitated: its limits and its headers;
+	// Provider selects the provider imitated: its limits and its headers;
 	// "" means Jira.
-	Profile Profile
+	Provider Provider
 	// Limits, when not nil, replaces the profile's limits (see
 	// [DefaultLimits]); the profile still decides the headers and statuses.
 	Limits []Limit
@@ -209,11 +209,11 @@ type Config struct {
 	Step time.Duration
 }
 
-func (c *Config) profile() Profile {
-	if c.Profile == "" {
+func (c *Config) provider() Provider {
+	if c.Provider == "" {
 		return Jira
 	}
-	return c.Profile
+	return c.Provider
 }
 
 func (c *Config) scale() float64 {
@@ -274,7 +274,7 @@ const (
 // "search" 30 per minute and "graphql" 5000 per hour per tenant, and
 // GitHubSecondary, 100 requests in flight per tenant. openai: 500 requests
 // and 30000 tokens per minute per tenant and model. silent: 10/s per tenant.
-func DefaultLimits(p Profile) []Limit {
+func DefaultLimits(p Provider) []Limit {
 	switch p {
 	case Jira, "":
 		return []Limit{

@@ -21,7 +21,7 @@ func (s *Server) respond(o *outcome) {
 		s.perLimit(o)
 		return
 	}
-	switch s.profile {
+	switch s.imitates {
 	case Jira, IETF:
 		s.structured(o)
 	case GitHub:
@@ -53,7 +53,7 @@ func okBody(q *Request) []byte {
 // only when low, quotas in points in Beta-RateLimit, RateLimit-Reason and
 // X-RateLimit-Reset on a 429) or the draft's way (r always).
 func (s *Server) structured(o *outcome) {
-	jira := s.profile == Jira
+	jira := s.imitates == Jira
 	var pol, cur, betaPol, betaCur []string
 	for i := range o.views {
 		v := &o.views[i]

@@ -3,7 +3,7 @@
 // real provider.
 //
 // A [Server] is an [net/http.Handler]. It enforces the limits of a
-// [Profile] (Jira Cloud, the IETF draft, GitHub, OpenAI, or a silent server
+// [Provider] (Jira Cloud, the IETF draft, GitHub, OpenAI, or a silent server
 // that sends a bare 429) or of any list of [Limit] rules, answers with the
 // provider's headers, injects [Fault]s, and counts, for every scope, what
 // really happened: requests accepted and rejected by reason, requests sent

@@ -12,7 +12,7 @@ import (
 // A Jira Cloud at 1% of its rates: a burst of one request per endpoint and
 // method. The second request meets the empty bucket.
 func Example() {
-	s := sim.New(sim.Config{Profile: sim.Jira, Scale: 0.01})
+	s := sim.New(sim.Config{Provider: sim.Jira, Scale: 0.01})
 	client := &http.Client{Transport: s.RoundTripper()}
 	for range 2 {
 		req, _ := http.NewRequest("GET", "https://acme.atlassian.net/rest/api/3/issue/ABC-1", nil)
@@ -38,7 +38,7 @@ func Example() {
 // Limits compose: here a quota of two writes per minute per tenant, spoken
 // in the IETF draft's headers.
 func ExampleLimit() {
-	s := sim.New(sim.Config{Profile: sim.IETF, Limits: []sim.Limit{
+	s := sim.New(sim.Config{Provider: sim.IETF, Limits: []sim.Limit{
 		{Name: "writes", Kind: sim.FixedWindow, Methods: []string{"POST", "PUT"}, Quota: 2, Window: time.Minute},
 	}})
 	rt := s.RoundTripper()

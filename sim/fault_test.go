@@ -193,7 +193,7 @@ func TestRealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl, _ := tr.Client("real")
-	if tr.Profile != sim.Jira || cl.Accepted != 1 || cl.Rejected != 1 || tr.Reasons[sim.JiraBurst] != 1 {
+	if tr.Provider != sim.Jira || cl.Accepted != 1 || cl.Rejected != 1 || tr.Reasons[sim.JiraBurst] != 1 {
 		t.Errorf("/_sim/truth = %+v, want 1 accepted and 1 burst rejection for client real", tr)
 	}
 	if sc, ok := tr.Scope(sim.JiraBurst, "acme GET /rest/api/3/issue/{id}"); !ok || sc.Requests != 2 {

@@ -13,7 +13,7 @@ import (
 
 func TestSilentBare429(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := newClient(t, sim.New(sim.Config{Profile: sim.Silent}))
+		c := newClient(t, sim.New(sim.Config{Provider: sim.Silent}))
 		url := "http://nginx.test/api"
 		for i := range 10 {
 			r := c.do("GET", url, "")
@@ -44,7 +44,7 @@ func TestSilentBare429(t *testing.T) {
 
 func TestIETFHeaders(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := newClient(t, sim.New(sim.Config{Profile: sim.IETF, Scale: 0.05})) // 5 per 10 s
+		c := newClient(t, sim.New(sim.Config{Provider: sim.IETF, Scale: 0.05})) // 5 per 10 s
 		url := "http://api.test/things"
 		time.Sleep(3 * time.Second)
 		for i := range 5 {
@@ -64,7 +64,7 @@ func TestIETFHeaders(t *testing.T) {
 
 func TestGitHub(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		c := newClient(t, sim.New(sim.Config{Profile: sim.GitHub, Scale: 0.1})) // search: 3 per minute
+		c := newClient(t, sim.New(sim.Config{Provider: sim.GitHub, Scale: 0.1})) // search: 3 per minute
 		r := c.do("GET", "https://api.github.com/repos/o/r", "")
 		epoch := time.Now().Add(time.Hour).Unix()
 		want := map[string]string{
@@ -97,7 +97,7 @@ func TestGitHubSecondaryConcurrency(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			limits := sim.DefaultLimits(sim.GitHub)
 			limits[len(limits)-1].Quota = 2 // in flight
-			s := sim.New(sim.Config{Profile: sim.GitHub, Limits: limits, Latency: time.Second, Seed: seed})
+			s := sim.New(sim.Config{Provider: sim.GitHub, Limits: limits, Latency: time.Second, Seed: seed})
 			c := newClient(t, s)
 			for range 2 {
 				go c.do("GET", "https://api.github.com/user", "")
@@ -138,7 +138,7 @@ func TestOpenAITokens(t *testing.T) {
 		return string(b)
 	}
 	synctest.Test(t, func(t *testing.T) {
-		s := sim.New(sim.Config{Profile: sim.OpenAI, Scale: 0.01}) // 5 RPM, 300 TPM
+		s := sim.New(sim.Config{Provider: sim.OpenAI, Scale: 0.01}) // 5 RPM, 300 TPM
 		c := newClient(t, s)
 		url := "https://api.openai.com/v1/chat/completions"
 		r := c.do("POST", url, body("gpt-x", 400, 100)) // 100 + 100 tokens
@@ -177,7 +177,7 @@ func TestOpenAITokens(t *testing.T) {
 
 func TestComposedLimits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := sim.New(sim.Config{Profile: sim.IETF, Limits: []sim.Limit{
+		s := sim.New(sim.Config{Provider: sim.IETF, Limits: []sim.Limit{
 			{Name: "writes", Methods: []string{"POST"}, Kind: sim.FixedWindow, Quota: 2, Window: time.Minute},
 			{Name: "admin", Path: "/admin", Per: sim.PerGlobal, Quota: 1, Window: 5 * time.Second},
 			{Name: "per-user", Per: sim.PerKey, Key: func(r *sim.Request) string { return r.Header.Get("User") }, Quota: 1, Burst: 2},

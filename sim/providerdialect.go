@@ -12,7 +12,7 @@ import (
 // provider writes the response of a profile of providers.go the way the
 // provider does, and sets the waits it mandates; s.mu is held.
 func (s *Server) provider(o *outcome) {
-	switch s.profile {
+	switch s.imitates {
 	case Anthropic:
 		s.anthropic(o)
 	case Stripe:

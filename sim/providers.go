@@ -17,30 +17,30 @@ const (
 	// sends anthropic-ratelimit-{requests,input-tokens,output-tokens}-
 	// {limit,remaining,reset} (RFC 3339 resets, when the bucket is full
 	// again), retry-after on a 429, and usage in the body.
-	Anthropic Profile = "anthropic"
+	Anthropic Provider = "anthropic"
 	// Stripe limits requests per second per API key (Authorization): the
 	// account's global rate and each endpoint's; it sends no limit header on
 	// a success, and on a 429 Stripe-Rate-Limited-Reason and no
 	// Retry-After.
-	Stripe Profile = "stripe"
+	Stripe Provider = "stripe"
 	// Slack limits calls per method per workspace token, in per-minute
 	// windows by tier, and chat.postMessage to about one per second per
 	// channel; it sends nothing on a success, and on a 429 Retry-After and
 	// {"ok":false,"error":"ratelimited"}.
-	Slack Profile = "slack"
+	Slack Provider = "slack"
 	// Shopify keeps a leaky bucket of 40 REST requests draining at 2 a
 	// second per app token (X-Shopify-Shop-Api-Call-Limit: 32/40, a 429
 	// with Retry-After), and a GraphQL cost bucket restored at 100 points a
 	// second (extensions.cost in every GraphQL response, a 200 with a
 	// THROTTLED error when the requested cost is not available).
-	Shopify Profile = "shopify"
+	Shopify Provider = "shopify"
 	// Discord keeps per-route buckets per bot token and top-level resource
 	// (X-RateLimit-Bucket shared by the routes of one bucket) and a global
 	// limit of 50 requests a second per bot; it sends X-RateLimit-Limit,
 	// -Remaining, -Reset, -Reset-After and -Bucket, and on a 429
 	// Retry-After, X-RateLimit-Scope, X-RateLimit-Global and a body with
 	// retry_after.
-	Discord Profile = "discord"
+	Discord Provider = "discord"
 )
 
 // Units of the providers' limits.
@@ -69,7 +69,7 @@ const (
 // with their own limits (Config.Limits nil, as [Scenario] gives them).
 // They are not among [Profiles] yet: the heed sim command's tests take
 // "stripe" for an unknown profile.
-func ProviderProfiles() []Profile { return []Profile{Anthropic, Stripe, Slack, Shopify, Discord} }
+func MoreProviders() []Provider { return []Provider{Anthropic, Stripe, Slack, Shopify, Discord} }
 
 // providerLimits returns a profile's limits, or nil for a profile not of
 // this file.
@@ -88,7 +88,7 @@ func ProviderProfiles() []Profile { return []Profile{Anthropic, Stripe, Slack, S
 // messages per 5 s (DiscordMessages, shared by POST .../messages and PATCH
 // .../messages/{id}) and per guild 10 reads per 10 s (DiscordGuild)
 // (https://discord.com/developers/docs/topics/rate-limits).
-func providerLimits(p Profile) []Limit {
+func providerLimits(p Provider) []Limit {
 	switch p {
 	case Anthropic:
 		key := credential("X-Api-Key", "Authorization")
@@ -141,11 +141,11 @@ func providerLimits(p Profile) []Limit {
 // github (per token: Authorization), openai (per key: Authorization, and
 // model) and jira (per cloudId on api.atlassian.com's /ex/jira/{cloudId})
 // the first profiles' limits so keyed. It panics on an unknown profile.
-func Scenario(p Profile) Config {
+func Scenario(p Provider) Config {
 	if providerLimits(p) != nil {
-		return Config{Profile: p} // already per credential
+		return Config{Provider: p} // already per credential
 	}
-	cfg := Config{Profile: p, Limits: DefaultLimits(p)}
+	cfg := Config{Provider: p, Limits: DefaultLimits(p)}
 	switch p {
 	case GitHub:
 		key := credential("Authorization")

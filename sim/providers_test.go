@@ -19,13 +19,13 @@ func parse(r result) header.Observation {
 }
 
 func TestProviderProfilesAreKnown(t *testing.T) {
-	for _, p := range []sim.Profile{sim.Anthropic, sim.Stripe, sim.Slack, sim.Shopify, sim.Discord} {
+	for _, p := range []sim.Provider{sim.Anthropic, sim.Stripe, sim.Slack, sim.Shopify, sim.Discord} {
 		found := false
-		for _, q := range sim.ProviderProfiles() {
+		for _, q := range sim.MoreProviders() {
 			found = found || q == p
 		}
 		if !found {
-			t.Errorf("ProviderProfiles() lacks %q", p)
+			t.Errorf("MoreProviders() lacks %q", p)
 		}
 		if len(sim.DefaultLimits(p)) == 0 {
 			t.Errorf("DefaultLimits(%q) is empty", p)

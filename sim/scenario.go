@@ -57,7 +57,7 @@ func route(name, prefix string, d Dialect, quota float64, window time.Duration) 
 //
 // Responses take 20ms.
 func MultiRoute(seed int64) Config {
-	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+	return Config{Provider: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
 		route("a", "/v1/a/", Draft6, 10, time.Second),
 		route("b", "/v1/b/", Draft7, 20, 2*time.Second),
 		route("5-in-10sec", "/v1/c/", Draft8, 5, 10*time.Second),
@@ -73,7 +73,7 @@ func MultiRoute(seed int64) Config {
 // "20-in-1sec" and really share one counter of 20 per second (Key
 // "shared"). Responses take 20ms.
 func SharedPolicy(seed int64) Config {
-	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+	return Config{Provider: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
 		route("10-in-1sec", "/v2/p/", Draft8, 10, time.Second),
 		route("10-in-1sec", "/v2/q/", Draft8, 10, time.Second),
 		{Name: "20-in-1sec", Kind: FixedWindow, Per: PerKey, Key: SharedKey("shared", "/v2/s/", "/v2/t/"),
@@ -95,7 +95,7 @@ func LeakyRoutes(seed int64, nodelay bool) Config {
 		return Limit{Name: name, Kind: LeakyBucket, Per: PerKey, Key: RouteKey(prefix),
 			Quota: rate, Window: time.Second, Burst: burst, NoDelay: nodelay, Dialect: Bare, Status: status}
 	}
-	return Config{Profile: Silent, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+	return Config{Provider: Silent, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
 		leaky("a", "/loc/a/", 10, 5, http.StatusServiceUnavailable),
 		leaky("b", "/loc/b/", 5, 10, http.StatusTooManyRequests),
 		leaky("c", "/loc/c/", 20, 0, http.StatusTooManyRequests),
@@ -107,7 +107,7 @@ func LeakyRoutes(seed int64, nodelay bool) Config {
 // a fixed window) and /things/{n} (silent, a token bucket of 10 per second
 // with a bare 429). Responses take 20ms.
 func ShortIDs(seed int64) Config {
-	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+	return Config{Provider: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
 		route("items", "/items/", Draft6, 20, time.Second),
 		{Name: "things", Per: PerKey, Key: RouteKey("/things/"), Quota: 10, Window: time.Second, Dialect: Bare},
 	}}
@@ -118,7 +118,7 @@ func ShortIDs(seed int64) Config {
 // X-RateLimit-Remaining counting down and X-RateLimit-Reset an hour ahead
 // in epoch seconds. Responses take 50ms.
 func HourlyQuota(seed int64) Config {
-	return Config{Profile: GitHub, Seed: seed, Latency: 50 * time.Millisecond, Limits: []Limit{
+	return Config{Provider: GitHub, Seed: seed, Latency: 50 * time.Millisecond, Limits: []Limit{
 		route("core", "/repos/", XRateLimit, 5000, time.Hour),
 	}}
 }
@@ -127,7 +127,7 @@ func HourlyQuota(seed int64) Config {
 // draft-6 RateLimit-Reset is rounded up to whole seconds: 1 while 0.3s
 // are really left. Responses take 20ms.
 func RoundedReset(seed int64) Config {
-	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+	return Config{Provider: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
 		route("short", "/v1/short/", Draft6, 10, time.Second),
 	}}
 }
@@ -137,7 +137,7 @@ func RoundedReset(seed int64) Config {
 // opens with the first request after the last one ended, and a draft-6
 // RateLimit-Reset rounded up to whole seconds. Responses take 20ms.
 func FloatingReset(seed int64) Config {
-	return Config{Profile: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+	return Config{Provider: IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
 		{Name: "float", Kind: ExpiryWindow, Per: PerKey, Key: RouteKey("/v1/float/"), Quota: 10, Window: time.Second, Dialect: Draft6},
 	}}
 }
@@ -160,7 +160,7 @@ func ExpressLike(seed int64) Config {
 	w := func(name, prefix string, d Dialect, quota float64, window time.Duration) Limit {
 		return Limit{Name: name, Kind: ExpiryWindow, Per: PerKey, Key: RouteKey(prefix), Quota: quota, Window: window, Dialect: d}
 	}
-	return Config{Profile: IETF, Seed: seed, Latency: time.Millisecond, Limits: []Limit{
+	return Config{Provider: IETF, Seed: seed, Latency: time.Millisecond, Limits: []Limit{
 		w("d6", "/d6/", Draft6, 10, time.Second),
 		w("d7", "/d7/", Draft7, 20, 2*time.Second),
 		w("5-in-10sec", "/d8/", Draft8, 5, 10*time.Second),

@@ -26,7 +26,7 @@ const sweepEvery = 10 * time.Second
 // POST /_sim/reset clears all state and counters.
 type Server struct {
 	cfg      Config
-	profile  Profile
+	imitates Provider
 	dialects bool // some limit has a Dialect: responses speak per limit
 	rules    []rule
 	grace    time.Duration
@@ -52,12 +52,12 @@ type stateKey struct {
 // New returns a Server simulating cfg. It panics on an unknown profile or an
 // invalid Limit, which are programming errors.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, profile: cfg.profile(), grace: cfg.grace(), dupWin: cfg.duplicateWindow(), step: cfg.step()}
+	s := &Server{cfg: cfg, imitates: cfg.provider(), grace: cfg.grace(), dupWin: cfg.duplicateWindow(), step: cfg.step()}
 	limits := cfg.Limits
 	if limits == nil {
-		limits = DefaultLimits(s.profile) // panics on an unknown profile
-	} else if !slices.Contains(Profiles(), s.profile) {
-		panic(fmt.Sprintf("sim: unknown profile %q", s.profile))
+		limits = DefaultLimits(s.imitates) // panics on an unknown profile
+	} else if !slices.Contains(Providers(), s.imitates) {
+		panic(fmt.Sprintf("sim: unknown profile %q", s.imitates))
 	}
 	for _, l := range limits {
 		s.rules = append(s.rules, newRule(l, cfg.scale()))

@@ -20,8 +20,8 @@ const (
 // last reset. It marshals to JSON as served at /_sim/truth; durations are
 // in nanoseconds there.
 type Truth struct {
-	// Profile is the profile simulated.
-	Profile Profile `json:"profile"`
+	// Provider is the profile simulated.
+	Provider Provider `json:"provider"`
 	// Start is when counting began; Now is when the snapshot was taken.
 	Start time.Time `json:"start"`
 	Now   time.Time `json:"now"`
@@ -226,7 +226,7 @@ func (c Counts) clone() Counts {
 
 // truth builds the snapshot; s.mu is held.
 func (s *Server) truth(now time.Time) Truth {
-	t := Truth{Profile: s.profile, Start: s.start, Now: now, Counts: s.total.clone()}
+	t := Truth{Provider: s.imitates, Start: s.start, Now: now, Counts: s.total.clone()}
 	for name, c := range s.clients {
 		t.Clients = append(t.Clients, Client{Name: name, Counts: c.Counts.clone(), Series: Series{
 			Start:    s.start.Add(time.Duration(c.base) * s.step),

@@ -34,7 +34,7 @@ flags:
 // demoConfig is what one demo runs.
 type demoConfig struct {
 	run     workload.Run
-	profile sim.Profile
+	profile sim.Provider
 	scale   float64
 	quotas  bool
 	svg     string
@@ -65,7 +65,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if done, err := parseFlags(fs, args); done || err != nil {
 		return err
 	}
-	p := sim.Profile(*profile)
+	p := sim.Provider(*profile)
 	switch p {
 	case sim.Jira, sim.Silent, sim.IETF:
 	default:
@@ -100,7 +100,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	cfg.run = workload.Run{
 		Workload: workload.Workload{Ops: *ops, Workers: *workers, Tenants: *tenants, Seed: *seed},
-		Sim:      sim.Config{Profile: p, Limits: limits, Scale: cfg.scale, Seed: *seed, Latency: *latency},
+		Sim:      sim.Config{Provider: p, Limits: limits, Scale: cfg.scale, Seed: *seed, Latency: *latency},
 		MaxTime:  *maxTime,
 	}
 	ideal := 14.0

@@ -83,7 +83,7 @@ func startProxy(t *testing.T, args ...string) (addr string, log *lockedBuffer, s
 // effective setting at start without the upstream's password, answers
 // /_heed/ itself, and stops when its context ends.
 func TestRunProxyForwardsUntilCancelled(t *testing.T) {
-	s := sim.New(sim.Config{Profile: sim.Jira, Scale: 0.01}) // 1 GET per second per endpoint
+	s := sim.New(sim.Config{Provider: sim.Jira, Scale: 0.01}) // 1 GET per second per endpoint
 	up := httptest.NewServer(s)
 	defer up.Close()
 	withUser := strings.Replace(up.URL, "http://", "http://bob:hunter2@", 1)
@@ -233,7 +233,7 @@ func TestRunProxyUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
 		{"-upstream", "ftp://x"},
-		{"-upstream", "https://x", "-profile", "stripe"},
+		{"-upstream", "https://x", "-profile", "nope"},
 		{"-upstream", "https://x", "-concurrency", "0"},
 		{"-upstream", "https://x", "extra"},
 		{"-upstream", "https://x", "-wait-threshold", "10s", "-max-wait", "5s"},

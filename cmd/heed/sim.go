@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/heedhttp/heed/profile"
 	"github.com/heedhttp/heed/sim"
 )
 
@@ -43,7 +44,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprint(stderr, simUsage)
 		fs.PrintDefaults()
 	}
-	profile := fs.String("profile", string(sim.Jira), "provider to imitate: jira, ietf, github, openai or silent")
+	name := fs.String("profile", string(sim.Jira), "provider to imitate: any of "+strings.Join(profile.Names(), ", ")+" (generic is the IETF draft), or ietf or silent")
 	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on")
 	scale := fs.Float64("scale", 1, "multiply every rate and quota by this factor")
 	seed := fs.Int64("seed", 1, "seed of the randomness (faults, GitHub's 403 or 429)")
@@ -59,9 +60,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if done, err := parseFlags(fs, args); done || err != nil {
 		return err
 	}
-	p := sim.Profile(*profile)
-	if !slices.Contains(sim.Profiles(), p) {
-		return usagef("sim: unknown profile %q (want jira, ietf, github, openai or silent)", *profile)
+	p, ok := simProvider(*name)
+	if !ok {
+		return usagef("sim: unknown profile %q (want one of %s, or ietf or silent)", *name, strings.Join(profile.Names(), ", "))
 	}
 	if *scale <= 0 {
 		return usagef("sim: -scale must be positive, got %v", *scale)
@@ -70,7 +71,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return usagef("sim: -latency must not be negative, got %v", *latency)
 	}
 
-	s := sim.New(sim.Config{Profile: p, Scale: *scale, Seed: *seed, Latency: *latency, Faults: faults})
+	s := sim.New(sim.Config{Provider: p, Scale: *scale, Seed: *seed, Latency: *latency, Faults: faults})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
@@ -134,7 +135,7 @@ func parseFault(s string) (sim.Fault, error) {
 
 // writeSummary prints the ground truth on one screen.
 func writeSummary(w io.Writer, t sim.Truth) {
-	fmt.Fprintf(w, "heed sim: %s profile ran for %v\n", t.Profile, t.Now.Sub(t.Start).Round(time.Millisecond))
+	fmt.Fprintf(w, "heed sim: %s profile ran for %v\n", t.Provider, t.Now.Sub(t.Start).Round(time.Millisecond))
 	fmt.Fprintf(w, "requests %d: accepted %d, rejected %d, faults %d; sent while blocked %d; duplicate writes %d\n",
 		t.Requests, t.Accepted, t.Rejected, t.Faults, t.SentWhileBlocked, t.Duplicates)
 	if len(t.Reasons) > 0 {
@@ -176,4 +177,18 @@ func writeSummary(w io.Writer, t sim.Truth) {
 		}
 	}
 	tw.Flush()
+}
+
+// simProvider returns the simulated provider for a profile name: every name
+// profile.ByName takes (generic is the IETF draft), and the simulator's own
+// ietf and silent.
+func simProvider(name string) (sim.Provider, bool) {
+	if name == "generic" {
+		return sim.IETF, true
+	}
+	p := sim.Provider(name)
+	if _, ok := profile.ByName(name); ok || p == sim.IETF || p == sim.Silent {
+		return p, slices.Contains(append(sim.Providers(), sim.MoreProviders()...), p)
+	}
+	return "", false
 }

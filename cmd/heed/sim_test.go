@@ -78,7 +78,7 @@ func TestRunSimUsageErrors(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"unknown profile", []string{"-profile", "stripe"}},
+		{"unknown profile", []string{"-profile", "nope"}},
 		{"zero scale", []string{"-scale", "0"}},
 		{"unknown flag", []string{"-port", "80"}},
 		{"bad fault", []string{"-fault", "boom"}},

@@ -33,7 +33,7 @@ type Allowance struct {
 // Allow returns what limits (nil means the profile's defaults) at scale
 // allow the workload's operations, with every response taking latency.
 // Limits counted in tokens are not considered.
-func (w *Workload) Allow(p sim.Profile, limits []sim.Limit, scale float64, latency time.Duration) Allowance {
+func (w *Workload) Allow(p sim.Provider, limits []sim.Limit, scale float64, latency time.Duration) Allowance {
 	if limits == nil {
 		limits = sim.DefaultLimits(p)
 	}

@@ -23,13 +23,13 @@ type Client struct {
 // Clients returns the four clients heed demo compares, for a server
 // imitating p: [None], [NaiveRetry] (3 retries), [Seed] and [Heed] with the
 // profile that fits p.
-func Clients(p sim.Profile) []Client {
+func Clients(p sim.Provider) []Client {
 	return []Client{None(), NaiveRetry(3), Seed(), Heed(HeedProfile(p))}
 }
 
 // HeedProfile returns heed's profile for a server imitating p: Jira's for
 // jira, the generic one (nil) for the others.
-func HeedProfile(p sim.Profile) *profile.Profile {
+func HeedProfile(p sim.Provider) *profile.Profile {
 	switch p {
 	case sim.Jira, "":
 		return profile.Jira()

@@ -24,7 +24,7 @@ import (
 func windowRun(clients ...workload.Client) *workload.Run {
 	return &workload.Run{
 		Workload: workload.Workload{Ops: 150, Workers: 10, Tenants: 1, Seed: 3},
-		Sim:      sim.Config{Profile: sim.IETF, Seed: 3, Latency: 20 * time.Millisecond},
+		Sim:      sim.Config{Provider: sim.IETF, Seed: 3, Latency: 20 * time.Millisecond},
 		Clients:  clients,
 		MaxTime:  time.Minute,
 	}
@@ -36,7 +36,7 @@ func windowRun(clients ...workload.Client) *workload.Run {
 func bucketRun(clients ...workload.Client) *workload.Run {
 	return &workload.Run{
 		Workload: workload.Workload{Ops: 100, Workers: 10, Tenants: 1, Seed: 4, Endpoints: []workload.Endpoint{workload.Jira()[6]}},
-		Sim: sim.Config{Profile: sim.Jira, Seed: 4, Latency: 20 * time.Millisecond, Limits: []sim.Limit{
+		Sim: sim.Config{Provider: sim.Jira, Seed: 4, Latency: 20 * time.Millisecond, Limits: []sim.Limit{
 			{Name: sim.JiraBurst, Per: sim.PerEndpoint, Quota: 10, Window: time.Second, RetryAfter: time.Second},
 		}},
 		Clients: clients,

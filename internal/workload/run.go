@@ -118,7 +118,7 @@ func (r *Result) RejectedShare() float64 {
 
 // Allowance returns what the run's limits allow its workload.
 func (r *Run) Allowance() Allowance {
-	return r.Workload.Allow(r.Sim.Profile, r.Sim.Limits, r.Sim.Scale, r.Sim.Latency)
+	return r.Workload.Allow(r.Sim.Provider, r.Sim.Limits, r.Sim.Scale, r.Sim.Latency)
 }
 
 type counters struct {
@@ -134,7 +134,7 @@ type counters struct {
 func (r *Run) Start(ctx context.Context) []Result {
 	clients := r.Clients
 	if clients == nil {
-		clients = Clients(r.Sim.Profile)
+		clients = Clients(r.Sim.Provider)
 	}
 	allow := r.Allowance()
 	maxTime := r.MaxTime
