@@ -40,6 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/internal/labels"
 )
 
 // Metrics holds the collectors. Create it with [New]; it is safe for
@@ -62,7 +63,7 @@ type Metrics struct {
 	waiting       *waitingCollector
 	collectors    []prometheus.Collector
 
-	limits limitNames
+	limits labels.LimitNames
 
 	storeMu   sync.Mutex
 	unhealthy bool
@@ -162,7 +163,7 @@ func (m *Metrics) Instrument(t *heed.Transport) {
 		if onLimited != nil {
 			onLimited(e)
 		}
-		m.throttles.WithLabelValues(strconv.Itoa(e.StatusCode), reasonLabel(e.Reason)).Inc()
+		m.throttles.WithLabelValues(strconv.Itoa(e.StatusCode), labels.Reason(e.Reason)).Inc()
 	}
 	t.OnRetry = func(e heed.RetryEvent) {
 		if onRetry != nil {
@@ -174,7 +175,7 @@ func (m *Metrics) Instrument(t *heed.Transport) {
 		if onBlock != nil {
 			onBlock(e)
 		}
-		m.blocks.WithLabelValues(reasonLabel(e.Reason)).Observe(e.For.Seconds())
+		m.blocks.WithLabelValues(labels.Reason(e.Reason)).Observe(e.For.Seconds())
 	}
 	t.OnBreaker = func(e heed.BreakerEvent) {
 		if onBreaker != nil {
@@ -205,9 +206,9 @@ func (m *Metrics) retry(e heed.RetryEvent) {
 	case e.Denied:
 		m.denied.Inc()
 	case e.Shadow:
-		m.shadowRetries.WithLabelValues(retryClass(e.StatusCode, e.Throttled)).Inc()
+		m.shadowRetries.WithLabelValues(labels.RetryClass(e.StatusCode, e.Throttled)).Inc()
 	default:
-		m.retries.WithLabelValues(retryClass(e.StatusCode, e.Throttled)).Inc()
+		m.retries.WithLabelValues(labels.RetryClass(e.StatusCode, e.Throttled)).Inc()
 	}
 }
 
@@ -217,7 +218,7 @@ func (m *Metrics) limitsSeen(limits []heed.Limit) {
 		if l.Remaining < 0 {
 			continue // nothing to say of how close it is
 		}
-		name, unit := m.limits.label(l.Name, l.Scope), unitLabel(l.Unit)
+		name, unit := m.limits.Label(l.Name, l.Scope), labels.Unit(l.Unit)
 		m.remaining.WithLabelValues(name, unit).Set(l.Remaining)
 		if l.Quota > 0 {
 			m.utilization.WithLabelValues(name, unit).Set(utilization(l.Remaining, l.Quota))

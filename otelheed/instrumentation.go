@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/internal/labels"
 	"github.com/heedhttp/heed/internal/scope"
 	"github.com/heedhttp/heed/store"
 )
@@ -49,7 +50,7 @@ type Instrumentation struct {
 	storeHealthy  metric.Int64ObservableGauge
 	storeSwitches metric.Int64ObservableCounter
 
-	names limitNames
+	names labels.LimitNames
 
 	mu         sync.Mutex
 	transports []*heed.Transport
@@ -225,7 +226,7 @@ func (in *Instrumentation) wait(e heed.WaitEvent) {
 
 func (in *Instrumentation) limited(e heed.LimitedEvent) {
 	ctx := e.Request.Context()
-	status, reason := attrStatus.Int(e.StatusCode), attrReason.String(reasonLabel(e.Reason))
+	status, reason := attrStatus.Int(e.StatusCode), attrReason.String(labels.Reason(e.Reason))
 	in.throttles.Add(ctx, 1, metric.WithAttributes(status, reason))
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent("heed.throttled", trace.WithAttributes(status, reason,
@@ -235,7 +236,7 @@ func (in *Instrumentation) limited(e heed.LimitedEvent) {
 
 func (in *Instrumentation) retry(e heed.RetryEvent) {
 	ctx := e.Request.Context()
-	class := attrRetryClass.String(retryClass(e.StatusCode, e.Throttled))
+	class := attrRetryClass.String(labels.RetryClass(e.StatusCode, e.Throttled))
 	switch {
 	case e.Denied:
 		in.denied.Add(ctx, 1)
@@ -256,7 +257,7 @@ func (in *Instrumentation) block(e heed.BlockEvent) {
 	if e.Request != nil {
 		ctx = e.Request.Context()
 	}
-	reason := attrReason.String(reasonLabel(e.Reason))
+	reason := attrReason.String(labels.Reason(e.Reason))
 	in.blocks.Record(ctx, e.For.Seconds(), metric.WithAttributes(reason))
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.AddEvent("heed.block", trace.WithAttributes(reason, attrBlockFor.Float64(e.For.Seconds())))
@@ -277,7 +278,7 @@ func (in *Instrumentation) limitsSeen(limits []heed.Limit) {
 		if l.Remaining < 0 {
 			continue // nothing to say of how close it is
 		}
-		k := limitKey{in.names.label(l.Name, l.Scope), unitLabel(l.Unit)}
+		k := limitKey{in.names.Label(l.Name, l.Scope), labels.Unit(l.Unit)}
 		v := limitValue{remaining: l.Remaining}
 		if l.Quota > 0 {
 			v.utilization, v.hasQuota = min(max((l.Quota-l.Remaining)/l.Quota, 0), 1), true

@@ -1,4 +1,4 @@
-package otelheed
+package labels
 
 import (
 	"strings"
@@ -17,28 +17,28 @@ func TestLimitName(t *testing.T) {
 		{"bad\xffname", "", "bad?name"},
 		{strings.Repeat("x", 63) + "é", "", strings.Repeat("x", 63)},
 	} {
-		got := limitName(tc.name, tc.scope)
+		got := LimitName(tc.name, tc.scope)
 		if got != tc.want || !utf8.ValidString(got) {
-			t.Errorf("limitName(%q, %q) = %q, want %q", tc.name, tc.scope, got, tc.want)
+			t.Errorf("LimitName(%q, %q) = %q, want %q", tc.name, tc.scope, got, tc.want)
 		}
 	}
 }
 
 func TestRetryClass(t *testing.T) {
 	for status, want := range map[int]string{0: "error", 429: "throttle", 403: "throttle", 500: "5xx", 503: "5xx", 529: "5xx"} {
-		if got := retryClass(status, false); got != want {
-			t.Errorf("retryClass(%d, false) = %q, want %q", status, got, want)
+		if got := RetryClass(status, false); got != want {
+			t.Errorf("RetryClass(%d, false) = %q, want %q", status, got, want)
 		}
 	}
-	if got := retryClass(503, true); got != "throttle" {
-		t.Errorf("retryClass(503, true) = %q, want throttle: a 503 with a wait", got)
+	if got := RetryClass(503, true); got != "throttle" {
+		t.Errorf("RetryClass(503, true) = %q, want throttle: a 503 with a wait", got)
 	}
 }
 
 func TestUnitLabel(t *testing.T) {
 	for unit, want := range map[string]string{"requests": "requests", "input-tokens": "input-tokens", "": "unknown", "widgets": "other"} {
-		if got := unitLabel(unit); got != want {
-			t.Errorf("unitLabel(%q) = %q, want %q", unit, got, want)
+		if got := Unit(unit); got != want {
+			t.Errorf("Unit(%q) = %q, want %q", unit, got, want)
 		}
 	}
 }
