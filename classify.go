@@ -68,25 +68,7 @@ func (t *Transport) classify(req *http.Request) *request {
 	r.deadline, _ = r.ctx.Deadline()
 	opts := optionsFrom(r.ctx)
 
-	// One string holds the tenant and endpoint keys: the tenant's is a
-	// prefix of the endpoint's.
-	account := opts.tenant
-	if account == "" {
-		account = p.AccountOf(req)
-	}
-	var b strings.Builder
-	b.Grow(len(req.URL.Scheme) + 3 + len(req.URL.Host) + 1 + scope.AccountLen + 1 + len(req.Method) + 1 + len(req.URL.Path) + 8)
-	b.WriteString(req.URL.Scheme)
-	b.WriteString("://")
-	b.WriteString(req.URL.Host)
-	if account != "" {
-		b.WriteByte('#')
-		b.WriteString(scope.Account(t.TenantSecret, account))
-	}
-	nt := b.Len()
-	b.WriteByte(' ')
-	p.WriteEndpoint(&b, req.Method, req.URL.Path, t.ids)
-	endpointKey := b.String()
+	endpointKey, nt := t.endpointKey(req, opts.tenant)
 	tenant := endpointKey[:nt]
 	r.endpoint = endpointKey[nt+1:]
 
@@ -156,6 +138,40 @@ func (t *Transport) classify(req *http.Request) *request {
 		t.budget.deposit(t.retryBudget())
 	}
 	return r
+}
+
+// endpointKey returns the key of a request's endpoint scope, and the
+// length of its tenant part (one string holds both: the tenant's key is a
+// prefix of the endpoint's). account is WithTenant's, or "" for the
+// profile's.
+func (t *Transport) endpointKey(req *http.Request, account string) (string, int) {
+	p := t.Profile
+	if account == "" {
+		account = p.AccountOf(req)
+	}
+	var b strings.Builder
+	b.Grow(len(req.URL.Scheme) + 3 + len(req.URL.Host) + 1 + scope.AccountLen + 1 + len(req.Method) + 1 + len(req.URL.Path) + 8)
+	b.WriteString(req.URL.Scheme)
+	b.WriteString("://")
+	b.WriteString(req.URL.Host)
+	if account != "" {
+		b.WriteByte('#')
+		b.WriteString(scope.Account(t.TenantSecret, account))
+	}
+	nt := b.Len()
+	b.WriteByte(' ')
+	p.WriteEndpoint(&b, req.Method, req.URL.Path, t.ids)
+	return b.String(), nt
+}
+
+// EndpointScope returns the key of the endpoint scope heed counts req
+// against (see [LimitedError.Scope] for the format), with the account
+// [WithTenant] set in req's context: for tools that show what heed knows,
+// such as heed proxy's status page.
+func (t *Transport) EndpointScope(req *http.Request) string {
+	t.init()
+	key, _ := t.endpointKey(req, optionsFrom(req.Context()).tenant)
+	return key
 }
 
 // free recycles r, keeping only its buffers' storage.

@@ -113,3 +113,18 @@ func TestProfileLimitsAreJoinedFromTheFirstRequest(t *testing.T) {
 		}
 	})
 }
+
+// EndpointScope names a request's endpoint scope as heed counts it: the
+// account WithTenant sets is hashed, and learned ids are templated.
+func TestEndpointScope(t *testing.T) {
+	tr := &heed.Transport{}
+	req, _ := http.NewRequestWithContext(heed.WithTenant(context.Background(), "secret-token"), "GET", "https://api.test/v1/items/123?x=1", nil)
+	got := tr.EndpointScope(req)
+	if !strings.HasPrefix(got, "https://api.test#") || !strings.HasSuffix(got, " GET /v1/items/{id}") || strings.Contains(got, "secret") {
+		t.Errorf("EndpointScope = %q, want the origin, an account hash and the template", got)
+	}
+	plain, _ := http.NewRequest("GET", "https://api.test/v1/items/123", nil)
+	if got := tr.EndpointScope(plain); got != "https://api.test GET /v1/items/{id}" {
+		t.Errorf("EndpointScope without an account = %q", got)
+	}
+}

@@ -21,7 +21,6 @@ import (
 
 	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/breaker"
-	"github.com/heedhttp/heed/internal/scope"
 )
 
 // Defaults of a [Handler].
@@ -261,20 +260,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.rp.ServeHTTP(w, r.WithContext(ctx))
 }
 
-// endpointKey is the scope key of req's endpoint, as heed names it.
-func (h *Handler) endpointKey(req *http.Request, st *reqState) string {
-	account := ""
-	if st != nil {
-		account = st.tenant
-	}
-	if account == "" {
-		account = h.tr.Profile.AccountOf(req)
-	}
-	var b strings.Builder
-	h.tr.Profile.WriteEndpoint(&b, req.Method, req.URL.Path, nil)
-	return scope.Endpoint(scope.Tenant(req.URL.Scheme+"://"+req.URL.Host, scope.Account(h.tr.TenantSecret, account)), b.String())
-}
-
 // modify records the limits an upstream response advertises, and keeps a
 // copy of it as it streams when it may be cached.
 func (h *Handler) modify(resp *http.Response) error {
@@ -283,7 +268,7 @@ func (h *Handler) modify(resp *http.Response) error {
 		return nil
 	}
 	st := stateOf(req.Context())
-	h.track.observe(h.endpointKey(req, st), resp.StatusCode, resp.Header, time.Now())
+	h.track.observe(h.tr.EndpointScope(req), resp.StatusCode, resp.Header, time.Now())
 	if h.Cache == nil || st == nil || req.Method != http.MethodGet || resp.Body == nil || resp.Body == http.NoBody {
 		return nil
 	}
