@@ -305,8 +305,10 @@ func writeEndpointKey(b *strings.Builder, method, path string, ids func(prefix, 
 
 // IsID reports whether a path segment is an identifier, which [EndpointKey]
 // replaces with "{id}": three or more digits, an issue key like ABC-123, a
-// UUID, or a hex id of 16 or more digits with a digit among them (a git
-// SHA, a MongoDB ObjectId). Shorter numbers are kept: /rest/api/3 names an
+// UUID, a hex id of 16 or more digits with a digit among them (a git
+// SHA, a MongoDB ObjectId), or an opaque token of 24 or more letters and
+// digits (so that a credential in a path never becomes part of a scope
+// key, a store key or a log line). Shorter numbers are kept: /rest/api/3 names an
 // API version; a Transport learns where short numbers are ids from the
 // many values it sees at one position. Custom [Profile.Endpoint] and
 // [Profile.WriteKey] funcs can use it.
@@ -319,6 +321,9 @@ func IsID(s string) bool {
 	}
 	if len(s) >= 16 && isHexID(s) {
 		return true
+	}
+	if len(s) >= 24 && isTokenLike(s) {
+		return true // a token in the path (Telegram's /bot<token>/): never a template, a key or a log line
 	}
 	// Issue key: [A-Z][A-Z0-9_]*-[0-9]+
 	dash := strings.LastIndexByte(s, '-')
@@ -347,6 +352,24 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// isTokenLike reports a segment of letters and digits (and _ - . :) with
+// both in it: an opaque id or a credential, not a word.
+func isTokenLike(s string) bool {
+	digit, letter := false, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+			letter = true
+		case c == '_', c == '-', c == '.', c == ':':
+		default:
+			return false
+		}
+	}
+	return digit && letter
 }
 
 func isHexID(s string) bool {

@@ -90,6 +90,8 @@ func TestWriteEndpoint(t *testing.T) {
 		{nil, nil, "/repos/x/commits/3f786850e387550fdab836ed7e6dc881de23001b", "GET /repos/x/commits/{id}"},
 		{nil, nil, "/objects/507f1f77bcf86cd799439011", "GET /objects/{id}"},
 		{nil, nil, "/words/deadbeefcafebabe", "GET /words/deadbeefcafebabe"}, // hex letters only: a word
+		{nil, nil, "/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/getMe", "GET /{id}/getMe"},
+		{nil, nil, "/rest/api/3/application-properties", "GET /rest/api/3/application-properties"},
 		{nil, nil, "/u/0b9c5a1e-7c1f-4b39-9d7e-2f3f1c0a9b21/x?y=1", "GET /u/{id}/x"},
 		{p, nil, "/repos/golang/go/issues/7", "GET /repos/{owner}/{repo}/issues/{n}"},
 		{p, nil, "/repos/golang/go/issues", "GET /repos/golang/go/issues"},
