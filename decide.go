@@ -65,6 +65,9 @@ type decideInput struct {
 	// widened is the scope learning takes a bare 429 to be a limit of, when
 	// it spans the endpoints that draw them; "" for the endpoint's own.
 	widened string
+	// bareBlock is, for a bare 429, how long learning says it blocks its
+	// scope when that is less than the retry's wait (learn.Plan.BareBlock).
+	bareBlock time.Duration
 	// canRetry reports a request safe to repeat; rewindable, one whose body
 	// can be sent again (a throttled request the provider did not process
 	// may then be retried, whatever its method).
@@ -87,8 +90,8 @@ type decision struct {
 	Throttled bool
 	// Retry reports that the request is to be sent again after Delay.
 	Retry bool
-	// Delay is how long a throttle blocks Block's scope, and the wait
-	// before a retry.
+	// Delay is the wait before a retry, and how long a throttle blocks
+	// Block's scope, but for a bare 429 on a scope AIMD paces (Block.For).
 	Delay time.Duration
 	// Block is the block a throttle sets; its Key is "" for none.
 	Block store.Block
@@ -107,6 +110,7 @@ func (t *Transport) decideInput(r *request, resp *http.Response, attempt int) de
 		retryAfter:   first(resp.Header["Retry-After"]),
 		keys:         &r.keys,
 		widened:      r.plan.Widened,
+		bareBlock:    r.plan.BareBlock,
 		canRetry:     r.canRetry,
 		rewindable:   r.rewindable,
 		notProcessed: p != nil && p.ThrottledNotProcessed,
@@ -181,6 +185,13 @@ func decide(p *retryPolicy, in *decideInput) decision {
 		key = in.widened
 	}
 
+	block := delay
+	if !obs.HasRetryAfter && in.bareBlock > 0 {
+		// A bare 429 on a scope AIMD paces: the request waits its second
+		// before a retry, but the others wait only what the pace needs.
+		block = min(block, in.bareBlock)
+	}
+
 	repeatable := in.canRetry || in.notProcessed && in.rewindable
 	retry := repeatable && in.attempt < p.maxRetries && serverWait <= p.maxWait && in.shouldRetry >= 0
 	if !in.deadline.IsZero() && in.now.Add(delay).After(in.deadline) {
@@ -190,7 +201,7 @@ func decide(p *retryPolicy, in *decideInput) decision {
 		Throttled: true,
 		Retry:     retry,
 		Delay:     delay,
-		Block:     store.Block{Key: key, For: delay},
+		Block:     store.Block{Key: key, For: block},
 		Event: LimitedEvent{StatusCode: in.status, Reason: obs.Reason, Scope: key,
 			RetryAfter: obs.RetryAfter, Attempt: in.attempt},
 	}

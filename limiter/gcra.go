@@ -66,8 +66,16 @@ func (p Pace) burst() float64 {
 	return p.Burst
 }
 
-// span is the time that cost units take at the pace's rate, bounded so that
-// no input overflows.
+// Span is the time that cost units take at the pace's rate, bounded so that
+// no input overflows; zero for no rate.
+func (p Pace) Span(cost float64) time.Duration {
+	if p.Rate <= 0 || math.IsNaN(p.Rate) {
+		return 0
+	}
+	return p.span(cost)
+}
+
+// span is Span for a pace with a rate.
 func (p Pace) span(cost float64) time.Duration {
 	if cost <= 0 || math.IsNaN(cost) {
 		return 0

@@ -335,9 +335,13 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 		rate := r.Apply(cur)
 		if old := cmp.Or(cur, r.Default); old > 0 && rate > old && st.tat.After(now) {
 			// The pacing debt is held as time at the old rate: carry it
-			// over in units, so that a faster rate takes effect at once.
-			// A slower rate applies from the next turn on.
-			st.tat = now.Add(time.Duration(float64(st.tat.Sub(now)) * old / rate))
+			// over in units, so that a faster rate takes effect at once,
+			// but never closer than one new interval after the turn last
+			// booked, which a waiter already holds. A slower rate applies
+			// from the next turn on.
+			carried := now.Add(time.Duration(float64(st.tat.Sub(now)) * old / rate))
+			booked := st.tat.Add(-limiter.Pace{Rate: old}.Span(1)).Add(limiter.Pace{Rate: rate}.Span(1))
+			st.tat = later(carried, booked)
 		}
 		if cur > 0 && rate > 0 && r.Burst < st.burst {
 			// Debt borrowed against a learned burst larger than the new one
@@ -383,4 +387,11 @@ func (s *Store) Snapshot(key string) (Snapshot, bool) {
 		snap.Rate = st.rate
 	}
 	return snap, true
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -55,8 +55,10 @@ for i = nb + 1, nb + nr do
   if old == 0 then old = def end
   if old > 0 and v > old and t and t > 0 then
     -- The pacing debt is held as time at the old rate: carry it over in
-    -- units, so that a faster rate takes effect at once.
-    t = math.floor(t * old / v)
+    -- units, so that a faster rate takes effect at once; but never closer
+    -- than one new interval after the turn last booked, which a waiter
+    -- already holds.
+    t = math.max(math.floor(t * old / v), t - span(1, old) + span(1, v))
     fields[7], fields[8] = 't', abs(t)
   end
   if cur > 0 and v > 0 and burst < (tonumber(h[6]) or 0) and t then

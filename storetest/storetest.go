@@ -381,17 +381,20 @@ var cases = []struct {
 		h.admitted(adm(sc...))
 		h.expect(adm(sc...), store.Paced, 100*ms, "e", true)
 	}},
-	{"FasterLearnedRateTakesEffectAtOnce", func(h *harness) {
+	{"FasterLearnedRateKeepsBookedTurns", func(h *harness) {
 		sc := store.ScopeAdmit{Key: "e", Rate: 1, Burst: 1}
 		h.admitted(adm(sc))
 		h.expect(adm(sc), store.Paced, 1*s, "e", true)
 		h.expect(adm(sc), store.Paced, 2*s, "e", true)
-		// Three units of debt, 3s at 1/s, are 750ms at 4/s.
+		// Three units of debt, 3s at 1/s, would be 750ms at 4/s; but the
+		// two waiters hold the turns booked at 1s and 2s, so the next turn
+		// is one new interval after the last of them: 2.25s, not a turn
+		// that lands on top of theirs.
 		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 4, Default: 1, TTL: time.Minute}}})
-		h.expect(adm(sc), store.Paced, 750*ms, "e", true)
+		h.expect(adm(sc), store.Paced, 2250*ms, "e", true)
 		// A slower rate applies from the next turn on.
 		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 2, TTL: time.Minute}}})
-		h.expect(adm(sc), store.Paced, 1*s, "e", true)
+		h.expect(adm(sc), store.Paced, 2500*ms, "e", true)
 	}},
 	{"ScopeNamedTwiceIsChargedTwice", func(h *harness) {
 		sc := store.ScopeAdmit{Key: "e", Rate: 10, Burst: 1}

@@ -51,17 +51,43 @@ const (
 const (
 	// AIMD, for servers that advertise no limits: a 429 cuts the endpoint's
 	// rate; quiet successes raise it again, aimdIncrease requests per
-	// second each, so that it climbs back the 10% it lost in about thirty
-	// seconds whatever the limit is: slow enough that probing costs few 429s.
+	// second each, so that it climbs back the 10% it lost in about five
+	// seconds whatever the limit is (a rate r gets r successes a second,
+	// each adding aimdIncrease: r grows by aimdIncrease of itself a
+	// second). Probing is cheap because a bare 429 on a paced scope blocks
+	// it for a few intervals, not a second (see Plan.BareBlock).
 	aimdCut      = 0.9
 	aimdCutFast  = 0.7 // when the last cut was recent: still far too fast
 	aimdFastGap  = 3 * time.Second
 	aimdDeepest  = 0.5         // the deepest one cut, however many were refused
 	bare503Gap   = time.Second // the least time between two cuts for bare 503s
 	aimdIncrease = 0.1 / 30
-	aimdFlush    = 8    // quiet successes added up before one store update
-	aimdCeiling  = 4.0  // times the default: how far above it AIMD may climb
-	aimdFloor    = 0.02 // requests per second: never slower than this
+	// aimdProbe is the increase once the accepted rate is back within
+	// aimdNearCeiling of the rate it was accepted at when the last cut came:
+	// past where the server refused, probe slowly (10% in thirty seconds),
+	// so that a steady limit costs a 429 every half a minute or so.
+	aimdProbe       = 0.1 / 30
+	aimdNearCeiling = 0.95
+	// aimdSlowStart is the increase per quiet success before a ceiling is
+	// known: a rate r gains r × aimdSlowStart a second, about doubling.
+	aimdSlowStart = 0.7
+	// aimdStepMax bounds one raise below the ceiling, as a share of the
+	// accepted rate: the meter lags, and a raise taken from a rate it
+	// under-reads must not overshoot.
+	aimdStepMax = 0.05
+	// BareBlockMax is the longest a bare 429 blocks its scope, and what the
+	// first one does: a 429 with no wait means at least a second.
+	BareBlockMax = time.Second
+	// bareEvidence is how recent a scope's last cut must be for a bare 429
+	// to block it for a few intervals instead of BareBlockMax: AIMD is
+	// pacing it, so the 429 says the pace is a little fast, not that a
+	// window ran out.
+	bareEvidence = time.Minute
+	aimdFlush    = 8 // quiet successes added up before one store update
+	// aimdFlushEvery: a slow scope raises its rate at least this often.
+	aimdFlushEvery = 500 * time.Millisecond
+	aimdCeiling    = 4.0  // times the default: how far above it AIMD may climb
+	aimdFloor      = 0.02 // requests per second: never slower than this
 	// steadyMaxWindow: limits with a window no longer (burst buckets, short
 	// fixed windows, per-minute token limits, the per-issue windows) are paced at Target of their
 	// steady rate and blocked when exhausted until the window turns;
@@ -168,6 +194,12 @@ type Plan struct {
 	// scope they share: the throttle blocks it, and so all of them, and
 	// no endpoint that is not one of them. "" means the endpoint's own.
 	Widened string
+	// BareBlock is, for a bare 429 on a scope that AIMD already paces at a
+	// measured rate, how long the 429 blocks that scope: a few of the
+	// scope's intervals, doubling with each 429 in a row, never more than
+	// BareBlockMax. Zero means the full BareBlockMax (the first 429 of a
+	// scope, or one whose accepted rate is not known).
+	BareBlock time.Duration
 }
 
 // Reset empties p for reuse, keeping its slices' storage.
@@ -176,7 +208,7 @@ func (p *Plan) Reset() {
 	p.Update.Rates = p.Update.Rates[:0]
 	p.Update.Charges = p.Update.Charges[:0]
 	p.Blocks = p.Blocks[:0]
-	p.Advertised, p.Bare, p.Widened = false, false, ""
+	p.Advertised, p.Bare, p.Widened, p.BareBlock = false, false, "", 0
 }
 
 // Empty reports whether the plan changes nothing in the store.
@@ -201,6 +233,7 @@ func (m *Memory) Plan(cfg Config, in *Input, p *Plan) {
 			p.Widened, _ = m.Widened(r.Tenant, r.Endpoint, in.Now)
 			// The server says nothing of its limits: find them from 429s.
 			m.cutRate(r, in.SentAt, in.Now, &p.Update)
+			p.BareBlock = m.bareBlock(r, in.Now)
 		}
 		return
 	}
@@ -438,14 +471,36 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 		return
 	}
 	key := m.aimdScope(r, now)
-	factor, ok := m.cut(key, sentAt, now, minGap)
+	acc := m.measuredRate(r, now)
+	factor, first, ok := m.cut(key, sentAt, now, minGap, acc)
 	if !ok {
 		return
 	}
-	// Far over the limit (most requests refused), cut deeper: a rate that
-	// gets a share a of its requests accepted is about 1/a too fast.
-	factor = min(factor, max(aimdDeepest, 1-refused))
+	if first {
+		// The first cut starts from what got through: the rate requests
+		// were accepted at while the server refused others is the
+		// server's own rate, whatever the default says. The refused share
+		// says nothing yet of how far the pace is over it: nothing paced
+		// them.
+		if acc > 0 && acc < def {
+			def = acc
+		}
+	} else {
+		// Far over the limit (most requests refused), cut deeper: a rate
+		// that gets a share a of its requests accepted is about 1/a too
+		// fast.
+		factor = min(factor, max(aimdDeepest, 1-refused))
+	}
 	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
+}
+
+// measuredRate is the accepted rate of r's AIMD scope: its endpoint's, or
+// the sum of the endpoints' that share a widened scope.
+func (m *Memory) measuredRate(r *Request, now time.Time) float64 {
+	if _, ok := m.Widened(r.Tenant, r.Endpoint, now); ok {
+		return m.membersRate(r.Tenant, now)
+	}
+	return m.acceptedRate(r.Endpoint, now)
 }
 
 // success records a response that is no throttle, all under one lock: when
@@ -468,19 +523,38 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 	if !wide {
 		key = r.Endpoint
 	}
-	n, ok := m.quietLocked(key)
+	n, ok := m.quietLocked(key, in.Now)
 	if !ok {
 		return
 	}
-	def := r.Rate
-	switch {
-	case def > 0:
-	case wide:
-		def = m.membersRateLocked(r.Tenant, in.Now)
-	default:
-		def = m.acceptedRateLocked(r.Endpoint, in.Now)
+	var acc float64
+	if wide {
+		acc = m.membersRateLocked(r.Tenant, in.Now)
+	} else {
+		acc = m.acceptedRateLocked(r.Endpoint, in.Now)
 	}
-	p.Update.Rates = append(p.Update.Rates, store.RateUpdate{Key: key, Add: float64(n) * aimdIncrease, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
+	def := r.Rate
+	if def <= 0 {
+		def = acc
+	}
+	// Back up to where the last 429 came quickly, closing half the gap a
+	// second (at most aimdStepMax of the rate in one step); past it, probe
+	// slowly.
+	add := float64(n) * aimdIncrease
+	if st := m.aimd[key]; st != nil && acc > 0 {
+		switch {
+		case st.ceiling <= 0:
+			// Slow start: no 429 has yet come at a rate that heed's own
+			// blocks did not hold down, so nothing says where the limit
+			// is: about double the rate a second.
+			add = min(float64(n)*aimdSlowStart, acc/2)
+		case acc >= aimdNearCeiling*st.ceiling:
+			add = float64(n) * aimdProbe
+		default:
+			add = max(add, min(float64(n)*(st.ceiling-acc)/(5*acc), acc*aimdStepMax))
+		}
+	}
+	p.Update.Rates = append(p.Update.Rates, store.RateUpdate{Key: key, Add: add, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
 }
 
 // aimdMax is how far AIMD may raise a rate: a few times the endpoint's

@@ -103,10 +103,12 @@ func TestPlan(t *testing.T) {
 			}}},
 		},
 		{
-			name:   "a bare 429 cuts the endpoint's rate, deepest when all were refused",
+			// The first cut is the ordinary one, however many were
+			// refused: nothing paced those requests yet.
+			name:   "a bare 429 cuts the endpoint's rate",
 			status: 429,
-			want: Plan{Bare: true, Update: store.Update{Rates: []store.RateUpdate{
-				{Key: "https://api.test GET /v1/items/{id}", Factor: aimdDeepest, Default: 50, Min: aimdFloor, Max: aimdCeiling * 50, Burst: 1, TTL: store.DefaultRateTTL},
+			want: Plan{Bare: true, BareBlock: 0, Update: store.Update{Rates: []store.RateUpdate{
+				{Key: "https://api.test GET /v1/items/{id}", Factor: aimdCut, Default: 50, Min: aimdFloor, Max: aimdCeiling * 50, Burst: 1, TTL: store.DefaultRateTTL},
 			}}},
 		},
 	} {
@@ -166,37 +168,66 @@ func TestAIMD(t *testing.T) {
 		m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: sentAt, Now: now}, &p)
 		return p
 	}
-	factor := func(p Plan) float64 {
+	rate := func(p Plan) store.RateUpdate {
 		if len(p.Update.Rates) != 1 {
-			return 0
+			return store.RateUpdate{}
 		}
-		return p.Update.Rates[0].Factor
+		return p.Update.Rates[0]
 	}
-	// Mostly accepted: the ordinary cut.
-	for i := range 20 {
-		step(200, t0.Add(time.Duration(i-20)*50*time.Millisecond), t0.Add(time.Duration(i-20)*50*time.Millisecond))
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	// Accepted at 10/s for 4s: the endpoint's default (50/s) is not what
+	// the server takes.
+	for i := range 40 {
+		step(200, ms(100*i-4000), ms(100*i-4000))
 	}
-	if f := factor(step(429, t0, t0)); f != aimdCut {
-		t.Errorf("first cut = %v, want %v", f, aimdCut)
+	p := step(429, t0, t0)
+	if ru := rate(p); ru.Factor != aimdCut || ru.Default != 10 {
+		t.Errorf("first cut = factor %v from %v, want %v from the accepted 10/s", ru.Factor, ru.Default, aimdCut)
+	}
+	if p.BareBlock != 2*time.Second/10 {
+		t.Errorf("first cut's block = %v, want two intervals at the accepted rate, %v", p.BareBlock, 2*time.Second/10)
 	}
 	// Sent before the cut: the same event.
-	if p := step(429, t0.Add(-time.Millisecond), t0.Add(10*time.Millisecond)); len(p.Update.Rates) != 0 {
+	if p := step(429, ms(-1), ms(10)); len(p.Update.Rates) != 0 {
 		t.Errorf("a 429 of the same event cut again: %+v", p.Update.Rates)
 	}
-	// Sent after the cut and within aimdFastGap of it: still far too fast.
-	if f := factor(step(429, t0.Add(time.Second), t0.Add(2*time.Second))); f != aimdCutFast {
-		t.Errorf("second cut = %v, want the fast cut %v", f, aimdCutFast)
+	// A second 429 in a row, sent after the cut: the ordinary cut again
+	// (at most), and the block doubles.
+	p = step(429, ms(300), ms(320))
+	if ru := rate(p); ru.Factor > aimdCut || ru.Factor < aimdDeepest {
+		t.Errorf("second cut in a row = %v, want in [%v, %v]", ru.Factor, aimdDeepest, aimdCut)
 	}
-	// Quiet successes: one raise every aimdFlush of them.
+	if p.BareBlock != 4*time.Second/10 {
+		t.Errorf("second 429 in a row blocks %v, want %v", p.BareBlock, 4*time.Second/10)
+	}
+	// Slow start: no ceiling yet (the first cut's rate was measured around
+	// the first 429's blocks), so quiet successes about double the rate.
 	var raises []float64
-	for i := range 2 * aimdFlush {
-		p := step(200, t0.Add(time.Duration(10+i)*time.Second), t0.Add(time.Duration(10+i)*time.Second))
-		for _, ru := range p.Update.Rates {
+	for i := range aimdFlush {
+		if ru := rate(step(200, ms(400+50*i), ms(400+50*i))); ru.Add != 0 {
 			raises = append(raises, ru.Add)
 		}
 	}
-	if want := []float64{aimdFlush * aimdIncrease, aimdFlush * aimdIncrease}; !reflect.DeepEqual(raises, want) {
-		t.Errorf("raises after %d quiet successes = %v, want %v", 2*aimdFlush, raises, want)
+	// The meter reads 20 accepted over the last 2.4s (the refusals' time
+	// counts): 8.33/s, and one raise is at most half of it.
+	if want := min(aimdFlush*aimdSlowStart, 20/2.4/2); len(raises) != 1 || math.Abs(raises[0]-want) > 1e-9 {
+		t.Errorf("slow-start raises = %v, want one of %v", raises, want)
+	}
+	// Refused again after quiet successes, within aimdFastGap: still far
+	// too fast. This cut's accepted rate is the ceiling.
+	if f := rate(step(429, ms(1500), ms(1520))).Factor; f != aimdCutFast {
+		t.Errorf("cut after a recovery = %v, want the fast cut %v", f, aimdCutFast)
+	}
+	// Near the ceiling (the meter still reads the rate at the cut): probe
+	// slowly.
+	raises = raises[:0]
+	for i := range aimdFlush {
+		if ru := rate(step(200, ms(1600+50*i), ms(1600+50*i))); ru.Add != 0 {
+			raises = append(raises, ru.Add)
+		}
+	}
+	if len(raises) != 1 || math.Abs(raises[0]-aimdFlush*aimdProbe) > 1e-9 {
+		t.Errorf("raises near the ceiling = %v, want one of %v", raises, aimdFlush*aimdProbe)
 	}
 }
 
@@ -234,8 +265,9 @@ func TestPlanSkipsRepeatedRates(t *testing.T) {
 	}
 }
 
-// Widening a scope is a hypothesis: bare 429s from two endpoints together
-// (or one on an endpoint that had been idle) make the endpoints that draw
+// Widening a scope is a hypothesis: bare 429s from two endpoints together,
+// each already paced by its own AIMD (or one on an endpoint that had been
+// idle), make the endpoints that draw
 // them share one AIMD scope of the tenant; endpoints that draw none are
 // left alone; and when one endpoint draws far more than its share of the
 // 429s, its limit is its own, and the hypothesis is dropped.
@@ -252,34 +284,41 @@ func TestPlanWidensOnEvidenceAndDropsWhatIsRefuted(t *testing.T) {
 	if p := send(a, 429, at(0)); p.Widened != "" {
 		t.Errorf("one endpoint's 429 widened the scope")
 	}
-	p := send(b, 429, at(100))
+	// Endpoints not paced yet, refused together (a program starting): no
+	// evidence, each may have a limit of its own.
+	if p := send(b, 429, at(100)); p.Widened != "" {
+		t.Errorf("429s of two endpoints not yet paced widened the scope")
+	}
+	// Both paced by their own AIMD now, and refused together again.
+	send(a, 429, at(3000))
+	p := send(b, 429, at(3100))
 	if p.Widened == "" {
-		t.Fatalf("429s of two endpoints 100ms apart did not widen the scope")
+		t.Fatalf("429s of two paced endpoints 100ms apart did not widen the scope")
 	}
 	if got, want := p.Update.Rates[0].Key, "https://api.test limit:unknown"; got != want {
 		t.Errorf("AIMD scope after widening = %q, want %q", got, want)
 	}
-	if _, ok := m.Widened(a.Tenant, a.Endpoint, at(200)); !ok {
+	if _, ok := m.Widened(a.Tenant, a.Endpoint, at(3200)); !ok {
 		t.Errorf("the first endpoint does not share the widened scope")
 	}
-	if _, ok := m.Widened(c.Tenant, c.Endpoint, at(200)); ok {
+	if _, ok := m.Widened(c.Tenant, c.Endpoint, at(3200)); ok {
 		t.Errorf("an endpoint that drew no bare 429 joined the widened scope")
 	}
 	// a and b carry equal traffic, but only a is refused: its limit is its
 	// own.
 	for i := range 20 {
-		send(a, 200, at(1000+10*i))
-		send(b, 200, at(1000+10*i))
+		send(a, 200, at(4000+10*i))
+		send(b, 200, at(4000+10*i))
 	}
-	for i := range refuteAfter {
-		send(a, 429, at(2000+10*i))
+	for i := range 2 * refuteAfter {
+		send(a, 429, at(5000+10*i))
 	}
-	if _, ok := m.Widened(b.Tenant, b.Endpoint, at(3000)); ok {
+	if _, ok := m.Widened(b.Tenant, b.Endpoint, at(6000)); ok {
 		t.Errorf("the hypothesis survived one endpoint drawing all the 429s")
 	}
 	// Refuted, it is not adopted again for a while, even on new evidence.
-	send(a, 429, at(4000))
-	if p := send(b, 429, at(4100)); p.Widened != "" {
+	send(a, 429, at(7000))
+	if p := send(b, 429, at(7100)); p.Widened != "" {
 		t.Errorf("a refuted hypothesis was adopted again at once")
 	}
 }

@@ -91,14 +91,24 @@ type nameState struct {
 }
 
 type aimdState struct {
-	lastCut time.Time
-	quiet   int
+	lastCut, prevCut time.Time
+	// quiet counts the quiet successes since lastRaise, when they last
+	// raised the rate.
+	quiet     int
+	lastRaise time.Time
+	// run counts the cuts since the scope's last quiet success: the 429s
+	// in a row that BareBlock doubles with.
+	run int
+	// ceiling is the accepted rate when the last cut came: where the
+	// server started refusing.
+	ceiling float64
 }
 
 // meter measures how fast an endpoint's requests are accepted while it is
-// sending: gaps between responses longer than meterGap (a block, an idle
-// spell) do not count as time, so a rate measured around blocks is not
-// taken for the server's limit.
+// sending: gaps between accepted responses count as time up to meterGap, so
+// that an idle spell is not taken for a slow server, while pacing gaps and
+// short blocks do count (a meter that skipped them would take the burst of
+// responses that comes back together after a block for the server's rate).
 type meter struct {
 	last   time.Time     // the last accepted response
 	active time.Duration // time counted since the window began
@@ -110,10 +120,11 @@ type meter struct {
 }
 
 // meterGap and meterWindow: gaps up to meterGap count as sending time; a
-// rate is taken over meterWindow of it.
+// rate is taken over meterWindow of it, or over the half of it counted so
+// far.
 const (
-	meterGap    = 100 * time.Millisecond
-	meterWindow = time.Second
+	meterGap    = time.Second
+	meterWindow = 2 * time.Second
 )
 
 // reset clears a map when it is full (or not made yet).
@@ -220,9 +231,11 @@ func (m *Memory) sentBeforeLocked(endpoint string, sentAt time.Time) time.Time {
 func (m *Memory) acceptLocked(endpoint string, now time.Time) {
 	mt := m.accepted[endpoint]
 	if mt == nil {
+		// The first response starts the meter's time: it has none before
+		// it to count.
 		reset(&m.accepted)
-		mt = &meter{last: now}
-		m.accepted[endpoint] = mt
+		m.accepted[endpoint] = &meter{last: now, acceptedN: 1}
+		return
 	}
 	if d := now.Sub(mt.last); d > 0 {
 		mt.active += min(d, meterGap)
@@ -288,7 +301,7 @@ func (m *Memory) acceptedRateLocked(endpoint string, now time.Time) float64 {
 		return 0
 	case mt.rate > 0:
 		return mt.rate
-	case mt.active >= meterWindow/10:
+	case mt.active >= meterWindow/4:
 		return float64(mt.n) / mt.active.Seconds()
 	}
 	return 0
@@ -312,7 +325,7 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 // cut reports whether a 429 on a scope, for a request sent at sentAt, is a
 // new event that should cut the scope's rate, and by what factor. 429s of
 // requests sent before the last cut belong to the event that cut.
-func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration) (float64, bool) {
+func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, acc float64) (factor float64, first, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
@@ -321,27 +334,61 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration) (f
 		st = &aimdState{}
 		m.aimd[key] = st
 	} else if st.lastCut.After(sentAt) || now.Sub(st.lastCut) < minGap {
-		return 0, false
+		return 0, false, false
 	}
-	factor := aimdCut
-	if !st.lastCut.IsZero() && now.Sub(st.lastCut) < aimdFastGap {
+	factor = aimdCut
+	if !st.lastCut.IsZero() && now.Sub(st.lastCut) < aimdFastGap && st.run == 0 {
+		// Accepted again since the last cut, and refused again soon after:
+		// still far too fast.
 		factor = aimdCutFast
 	}
-	st.lastCut, st.quiet = now, 0
-	return factor, true
+	first = st.lastCut.IsZero()
+	// The rate at which requests were accepted just before a refusal is
+	// where the server's limit lies, when AIMD paced them and they were
+	// accepted since the last cut; the first cut's, and that of a 429 in a
+	// row, were measured around blocks that held the requests back.
+	if acc > 0 && !first && st.run == 0 {
+		st.ceiling = acc
+	}
+	st.prevCut, st.lastCut, st.lastRaise, st.quiet = st.lastCut, now, now, 0
+	st.run++
+	return factor, first, true
+}
+
+// bareBlock returns how long a bare 429 of r blocks its AIMD scope (see
+// Plan.BareBlock): zero, for the full BareBlockMax, unless AIMD paces the
+// scope (it was cut within the last bareEvidence, by this 429 or an
+// earlier one) and its requests' accepted rate is known; else about two
+// intervals at that rate, doubled for each cut in a row since the last
+// quiet success.
+func (m *Memory) bareBlock(r *Request, now time.Time) time.Duration {
+	key := m.aimdScope(r, now)
+	acc := m.measuredRate(r, now)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.aimd[key]
+	if st == nil || acc <= 0 || st.lastCut.IsZero() || now.Sub(st.lastCut) > bareEvidence {
+		return 0
+	}
+	d := time.Duration(2 * float64(time.Second) / acc)
+	for i := 1; i < st.run && d < BareBlockMax; i++ {
+		d *= 2
+	}
+	return min(d, BareBlockMax)
 }
 
 // quietLocked counts a quiet success on a scope whose rate AIMD has cut,
 // and reports when enough have added up to raise it; m.mu is held.
-func (m *Memory) quietLocked(key string) (n int, raise bool) {
+func (m *Memory) quietLocked(key string, now time.Time) (n int, raise bool) {
 	st := m.aimd[key]
 	if st == nil {
 		return 0, false
 	}
 	st.quiet++
-	if st.quiet < aimdFlush {
+	st.run = 0
+	if st.quiet < aimdFlush && now.Sub(st.lastRaise) < aimdFlushEvery {
 		return 0, false
 	}
-	n, st.quiet = st.quiet, 0
+	n, st.quiet, st.lastRaise = st.quiet, 0, now
 	return n, true
 }

@@ -4,7 +4,8 @@ import "time"
 
 const (
 	// bareWindow: bare 429s from two endpoints of a tenant this close
-	// together are evidence that their unknown limit is one of the tenant.
+	// together, each already paced by AIMD, are evidence that their unknown
+	// limit is one of the tenant.
 	bareWindow = 2 * time.Second
 	// widenQuiet is how long a tenant whose hypothesis was refuted is paced
 	// per endpoint before the hypothesis may be adopted again.
@@ -12,7 +13,7 @@ const (
 	// refuteAfter is how many bare 429s under the hypothesis it takes to
 	// judge it; refuteMargin is by how much one endpoint's share of them
 	// must exceed its share of the traffic to refute it.
-	refuteAfter  = 30
+	refuteAfter  = 8
 	refuteMargin = 0.4
 	// maxMembers caps the endpoints one tenant's hypothesis tracks.
 	maxMembers = 64
@@ -30,6 +31,7 @@ type wideState struct {
 	quietUntil time.Time // refuted: not adopted again before then
 	lastAt     time.Time // the last bare 429, and its endpoint
 	lastEP     string
+	lastPaced  bool // whether AIMD paced lastEP when it drew that 429
 	members    map[string]*member
 	sent       int // responses to members under the hypothesis
 	limited    int // bare 429s of members under the hypothesis
@@ -51,9 +53,13 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 		m.anyWide.Store(true)
 	}
 	// Evidence: an endpoint idle for a while cannot have drawn the 429 by
-	// its own traffic; two endpoints refused together share one limit.
+	// its own traffic. Bare 429s of several busy endpoints close together
+	// are no evidence: endpoints bursting at once when a program starts,
+	// or each probing its own limit, are refused together by limits of
+	// their own just as well.
 	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap
-	together := w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < bareWindow
+	paced := m.aimd[endpoint] != nil
+	together := paced && w.lastPaced && w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < bareWindow
 	if (idle || together) && !now.Before(w.quietUntil) {
 		if !now.Before(w.until) {
 			w.members, w.sent, w.limited = nil, 0, 0 // a new hypothesis
@@ -62,7 +68,7 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 		w.join(w.lastEP)
 		w.join(endpoint)
 	}
-	w.lastAt, w.lastEP = now, endpoint
+	w.lastAt, w.lastEP, w.lastPaced = now, endpoint, paced
 	if !now.Before(w.until) {
 		return
 	}
@@ -74,6 +80,17 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	if w.limited >= refuteAfter && w.refuted() {
 		w.until, w.quietUntil, w.members = time.Time{}, now.Add(widenQuiet), nil
 	}
+}
+
+// belowCeilingLocked reports whether an endpoint's requests are accepted
+// well below the rate at which its AIMD last met a 429; m.mu is held.
+func (m *Memory) belowCeilingLocked(endpoint string, now time.Time) bool {
+	st := m.aimd[endpoint]
+	if st == nil || st.ceiling <= 0 {
+		return false
+	}
+	acc := m.acceptedRateLocked(endpoint, now)
+	return acc > 0 && acc < aimdNearCeiling*st.ceiling
 }
 
 func (w *wideState) join(endpoint string) {
