@@ -15,9 +15,21 @@
 //     at zero) is spread over the rest of the window.
 //   - A limit with nothing remaining blocks its scope until its reset.
 //   - Several policies on one scope all hold: the slowest rate wins.
+//   - A short window of ten seconds or more whose remaining count is
+//     reported may be spent in a burst (less a reserve for requests in
+//     flight): a short job runs at network speed, a long one settles at
+//     the steady rate.
 //   - With no advertised limit, a 429 cuts the endpoint's rate
 //     (multiplicative decrease, once per event) and quiet successes raise
-//     it again (additive increase): AIMD.
+//     it again (additive increase): AIMD. The first cut starts from the
+//     rate requests were accepted at; until a cut comes after quiet
+//     successes (which marks the ceiling where the server refuses), the
+//     rate slow-starts, about doubling a second; below the ceiling it
+//     closes the gap quickly, near it it probes slowly.
+//   - A bare 429 blocks its scope for a second the first time; once AIMD
+//     paces the scope at a measured rate, for two intervals at that rate,
+//     doubling with each 429 in a row (the refused request's own retry
+//     still waits at least a second).
 //   - A request charged an estimated cost in tokens or points is
 //     reconciled with what it really cost once the response says.
 //
@@ -96,6 +108,12 @@ const (
 	// spreadBelow: a long window's quota is spread over the rest of the
 	// window once no more than this share of it is left.
 	spreadBelow = 0.5
+	// burstReserve is the share of a short window's quota that its burst
+	// leaves unspent, for requests in flight.
+	burstReserve = 0.03
+	// burstMinWindow: short windows at least this long may be spent in a
+	// burst.
+	burstMinWindow = 10 * time.Second
 	// MaxBlock bounds any block, however far in the future a server's
 	// reset or Retry-After lies.
 	MaxBlock = 24 * time.Hour
@@ -310,6 +328,19 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted"})
 					continue
 				}
+				if short && l.Window >= burstMinWindow && l.Has(header.HasQuota) && l.Quota > 0 {
+					// What the server says is left may be spent at once: a
+					// short job on a fresh window (GitHub's search, 30 a
+					// minute) runs at network speed, and a long one settles
+					// at the steady rate once the burst is spent. (In
+					// windows of a few seconds a paced job loses little, and
+					// a burst meets its reset with requests in flight.) A reserve stays for requests in flight; the
+					// burst moves in quarters of the quota, so that it is
+					// not rewritten on every response.
+					step := max(1, l.Quota/4)
+					left := math.Floor((l.Remaining-max(2, burstReserve*l.Quota))/step) * step
+					burst = max(burst, left)
+				}
 				if short && rounded {
 					if turn, ok, fixed := m.nextTurn(key, now); ok && fixed && turn.Sub(now) < resetIn+time.Second {
 						// A fixed window whose turns heed has seen, and whose
@@ -467,11 +498,21 @@ func (m *Memory) cutRate(r *Request, sentAt, now time.Time, u *store.Update) {
 func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Duration, u *store.Update) {
 	refused := m.refuse(r.Endpoint, now)
 	def := m.aimdStart(r, now)
+	acc := m.measuredRate(r, now)
+	if acc <= 0 {
+		// Refused before its accepted rate is known (a program starting):
+		// what it had accepted, over the second the first 429 blocks it,
+		// is a rate the server surely takes, and paces the requests that
+		// the block holds back instead of releasing them all at once.
+		// Slow start finds the rest.
+		if n := m.acceptedCount(r, now); n > 0 && (def <= 0 || float64(n) < def) {
+			def = float64(n) / BareBlockMax.Seconds()
+		}
+	}
 	if def <= 0 {
 		return
 	}
 	key := m.aimdScope(r, now)
-	acc := m.measuredRate(r, now)
 	factor, first, ok := m.cut(key, sentAt, now, minGap, acc)
 	if !ok {
 		return
@@ -492,6 +533,27 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 		factor = min(factor, max(aimdDeepest, 1-refused))
 	}
 	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
+}
+
+// acceptedCount is how many of the requests of r's AIMD scope were
+// accepted over the meter's last two windows.
+func (m *Memory) acceptedCount(r *Request, now time.Time) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	count := func(ep string) int {
+		if mt := m.accepted[ep]; mt != nil {
+			return mt.acceptedN + mt.lastAccepted
+		}
+		return 0
+	}
+	if _, ok := m.widenedLocked(r.Tenant, r.Endpoint, now); ok {
+		n := 0
+		for ep := range m.wide[r.Tenant].members {
+			n += count(ep)
+		}
+		return n
+	}
+	return count(r.Endpoint)
 }
 
 // measuredRate is the accepted rate of r's AIMD scope: its endpoint's, or
@@ -521,32 +583,38 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 	}
 	key, wide := m.widenedLocked(r.Tenant, r.Endpoint, in.Now)
 	if !wide {
-		key = r.Endpoint
-	}
-	n, ok := m.quietLocked(key, in.Now)
-	if !ok {
+		m.raiseLocked(r, r.Endpoint, m.acceptedRateLocked(r.Endpoint, in.Now), in.Now, p)
 		return
 	}
-	var acc float64
-	if wide {
-		acc = m.membersRateLocked(r.Tenant, in.Now)
-	} else {
-		acc = m.acceptedRateLocked(r.Endpoint, in.Now)
+	m.raiseLocked(r, key, m.membersRateLocked(r.Tenant, in.Now), in.Now, p)
+	// An endpoint AIMD had cut before it joined the widened scope still
+	// holds its own rate: raise it too, or it binds below the shared one.
+	if m.aimd[r.Endpoint] != nil {
+		m.raiseLocked(r, r.Endpoint, m.acceptedRateLocked(r.Endpoint, in.Now), in.Now, p)
+	}
+}
+
+// raiseLocked counts a quiet success on an AIMD scope whose requests are
+// accepted at acc, and, every few of them, raises its rate (additive
+// increase): closing a fifth of the gap to the ceiling a second (at most
+// aimdStepMax of the rate in one step) below it, probing slowly near it,
+// and about doubling a second while no ceiling is known; m.mu is held.
+func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time, p *Plan) {
+	n, ok := m.quietLocked(key, now)
+	if !ok {
+		return
 	}
 	def := r.Rate
 	if def <= 0 {
 		def = acc
 	}
-	// Back up to where the last 429 came quickly, closing half the gap a
-	// second (at most aimdStepMax of the rate in one step); past it, probe
-	// slowly.
 	add := float64(n) * aimdIncrease
 	if st := m.aimd[key]; st != nil && acc > 0 {
 		switch {
 		case st.ceiling <= 0:
 			// Slow start: no 429 has yet come at a rate that heed's own
 			// blocks did not hold down, so nothing says where the limit
-			// is: about double the rate a second.
+			// is.
 			add = min(float64(n)*aimdSlowStart, acc/2)
 		case acc >= aimdNearCeiling*st.ceiling:
 			add = float64(n) * aimdProbe

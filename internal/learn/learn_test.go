@@ -469,3 +469,35 @@ func TestPlanSpreadNeverOutlastsTheReset(t *testing.T) {
 		t.Errorf("one request every %v, want at least one before the reset in 1h", wait)
 	}
 }
+
+// A short window of a minute or more, with what is left reported, may be
+// spent in a burst (less a reserve, in quarters of the quota): a short job
+// on GitHub's search quota (30 a minute) runs at network speed. Windows of
+// a few seconds keep the small burst.
+func TestPlanBurstsWhatIsLeftOfAMinuteWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		quota, remaining float64
+		window           time.Duration
+		burst            float64
+	}{
+		{"fresh minute window", 30, 29, time.Minute, 22.5},
+		{"minute window half spent", 30, 14, time.Minute, 7.5},
+		{"minute window nearly spent", 30, 3, time.Minute, 1},
+		{"one-second window", 10, 9, time.Second, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Memory
+			l := limit("", qwrr, tc.quota, tc.remaining, tc.window, tc.window/2)
+			var p Plan
+			m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			if len(p.Update.Rates) != 1 {
+				t.Fatalf("rates = %+v, want one", p.Update.Rates)
+			}
+			ru := p.Update.Rates[0]
+			if want := DefaultTarget * tc.quota / tc.window.Seconds(); math.Abs(ru.Rate-want) > 1e-9 || ru.Burst != tc.burst {
+				t.Errorf("rate %v burst %v, want rate %v burst %v", ru.Rate, ru.Burst, want, tc.burst)
+			}
+		})
+	}
+}
