@@ -328,13 +328,15 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted"})
 					continue
 				}
-				if short && l.Window >= burstMinWindow && l.Has(header.HasQuota) && l.Quota > 0 {
+				if short && l.Window >= burstMinWindow && l.Unit == header.Requests && l.Has(header.HasQuota) && l.Quota > 0 {
 					// What the server says is left may be spent at once: a
 					// short job on a fresh window (GitHub's search, 30 a
 					// minute) runs at network speed, and a long one settles
 					// at the steady rate once the burst is spent. (In
 					// windows of a few seconds a paced job loses little, and
-					// a burst meets its reset with requests in flight.) A reserve stays for requests in flight; the
+					// a burst meets its reset with requests in flight. A
+					// limit in tokens is not: its costs are estimates until
+					// the response, and a burst of estimates overshoots.) A reserve stays for requests in flight; the
 					// burst moves in quarters of the quota, so that it is
 					// not rewritten on every response.
 					step := max(1, l.Quota/4)
