@@ -82,17 +82,6 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	}
 }
 
-// belowCeilingLocked reports whether an endpoint's requests are accepted
-// well below the rate at which its AIMD last met a 429; m.mu is held.
-func (m *Memory) belowCeilingLocked(endpoint string, now time.Time) bool {
-	st := m.aimd[endpoint]
-	if st == nil || st.ceiling <= 0 {
-		return false
-	}
-	acc := m.acceptedRateLocked(endpoint, now)
-	return acc > 0 && acc < aimdNearCeiling*st.ceiling
-}
-
 func (w *wideState) join(endpoint string) {
 	if endpoint == "" || w.members[endpoint] != nil {
 		return
