@@ -28,7 +28,9 @@ func TestDecide(t *testing.T) {
 		retryAfter string // the Retry-After field
 		rand       float64
 		widened    string
-		noRetry    bool // the request is not safe to repeat
+		bareBlock  time.Duration // learning's block for a bare 429
+		blockFor   time.Duration // the block, when not Delay
+		noRetry    bool          // the request is not safe to repeat
 		attempt    int
 		deadline   time.Duration // from now; zero for none
 		want       decision
@@ -98,12 +100,22 @@ func TestDecide(t *testing.T) {
 			name: "a bare 429 taken for a shared limit blocks the shared scope", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", widened: "https://acme.atlassian.net limit:unknown",
 			want: decision{Throttled: true, Retry: true, Delay: time.Second},
 		},
+		{
+			name:   "a bare 429 on a scope AIMD paces blocks it for learning's intervals; the request still waits 1s",
+			status: 429, obs: throttle(0, ""), bareBlock: 200 * time.Millisecond, blockFor: 200 * time.Millisecond,
+			want: decision{Throttled: true, Retry: true, Delay: time.Second},
+		},
+		{
+			name: "a Retry-After is never shortened by learning's bare block", status: 429, obs: throttle(5*time.Second, ""), retryAfter: "5",
+			bareBlock: 200 * time.Millisecond,
+			want:      decision{Throttled: true, Retry: true, Delay: 5 * time.Second},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := retryPolicy{maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait, skew: DefaultClockSkew,
 				backoffBase: DefaultBackoffBase, backoffMax: DefaultBackoffMax, rand: func() float64 { return tc.rand }}
 			in := decideInput{status: tc.status, obs: &tc.obs, retryAfter: tc.retryAfter, keys: keys, widened: tc.widened,
-				canRetry: !tc.noRetry, attempt: tc.attempt, now: now}
+				bareBlock: tc.bareBlock, canRetry: !tc.noRetry, attempt: tc.attempt, now: now}
 			if tc.deadline > 0 {
 				in.deadline = now.Add(tc.deadline)
 			}
@@ -123,6 +135,9 @@ func TestDecide(t *testing.T) {
 					scope = keys.Resource
 				}
 				want.Block.Key, want.Block.For = scope, want.Delay
+				if tc.blockFor > 0 {
+					want.Block.For = tc.blockFor
+				}
 				want.Event.StatusCode, want.Event.Scope = tc.status, scope
 				want.Event.Reason, want.Event.RetryAfter = tc.obs.Reason, tc.obs.RetryAfter
 			}

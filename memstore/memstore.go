@@ -341,7 +341,10 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			// from the next turn on.
 			carried := now.Add(time.Duration(float64(st.tat.Sub(now)) * old / rate))
 			booked := st.tat.Add(-limiter.Pace{Rate: old}.Span(1)).Add(limiter.Pace{Rate: rate}.Span(1))
-			st.tat = later(carried, booked)
+			st.tat = carried
+			if booked.After(carried) {
+				st.tat = booked
+			}
 		}
 		if cur > 0 && rate > 0 && r.Burst < st.burst {
 			// Debt borrowed against a learned burst larger than the new one
@@ -387,11 +390,4 @@ func (s *Store) Snapshot(key string) (Snapshot, bool) {
 		snap.Rate = st.rate
 	}
 	return snap, true
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

@@ -63,22 +63,18 @@ const (
 const (
 	// AIMD, for servers that advertise no limits: a 429 cuts the endpoint's
 	// rate; quiet successes raise it again, aimdIncrease requests per
-	// second each, so that it climbs back the 10% it lost in about five
-	// seconds whatever the limit is (a rate r gets r successes a second,
-	// each adding aimdIncrease: r grows by aimdIncrease of itself a
-	// second). Probing is cheap because a bare 429 on a paced scope blocks
-	// it for a few intervals, not a second (see Plan.BareBlock).
+	// second each (a rate r gets r successes a second, so it grows by
+	// aimdIncrease of itself a second: 10% in about thirty seconds,
+	// whatever the limit is). That is the probe past the ceiling; below it,
+	// and before one is known, the rate climbs faster (see raiseLocked).
 	aimdCut      = 0.9
 	aimdCutFast  = 0.7 // when the last cut was recent: still far too fast
 	aimdFastGap  = 3 * time.Second
 	aimdDeepest  = 0.5         // the deepest one cut, however many were refused
 	bare503Gap   = time.Second // the least time between two cuts for bare 503s
 	aimdIncrease = 0.1 / 30
-	// aimdProbe is the increase once the accepted rate is back within
-	// aimdNearCeiling of the rate it was accepted at when the last cut came:
-	// past where the server refused, probe slowly (10% in thirty seconds),
-	// so that a steady limit costs a 429 every half a minute or so.
-	aimdProbe       = 0.1 / 30
+	// aimdNearCeiling: an accepted rate within this share of the ceiling
+	// (the rate accepted when the last cut came) probes at aimdIncrease.
 	aimdNearCeiling = 0.95
 	// aimdSlowStart is the increase per quiet success before a ceiling is
 	// known: a rate r gains r × aimdSlowStart a second, about doubling.
@@ -332,13 +328,14 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// What the server says is left may be spent at once: a
 					// short job on a fresh window (GitHub's search, 30 a
 					// minute) runs at network speed, and a long one settles
-					// at the steady rate once the burst is spent. (In
-					// windows of a few seconds a paced job loses little, and
-					// a burst meets its reset with requests in flight. A
-					// limit in tokens is not: its costs are estimates until
-					// the response, and a burst of estimates overshoots.) A reserve stays for requests in flight; the
-					// burst moves in quarters of the quota, so that it is
-					// not rewritten on every response.
+					// at the steady rate once the burst is spent. A reserve
+					// stays for requests in flight; the burst moves in
+					// quarters of the quota, so that it is not rewritten on
+					// every response. Not in windows of a few seconds (a
+					// paced job loses little there, and a burst meets the
+					// reset with requests in flight), nor for a limit in
+					// tokens (its costs are estimates until the response,
+					// and a burst of estimates overshoots).
 					step := max(1, l.Quota/4)
 					left := math.Floor((l.Remaining-max(2, burstReserve*l.Quota))/step) * step
 					burst = max(burst, left)
@@ -619,7 +616,7 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 			// is.
 			add = min(float64(n)*aimdSlowStart, acc/2)
 		case acc >= aimdNearCeiling*st.ceiling:
-			add = float64(n) * aimdProbe
+			// add stays the probe: past where the server refused.
 		default:
 			add = max(add, min(float64(n)*(st.ceiling-acc)/(5*acc), acc*aimdStepMax))
 		}

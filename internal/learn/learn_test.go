@@ -226,8 +226,8 @@ func TestAIMD(t *testing.T) {
 			raises = append(raises, ru.Add)
 		}
 	}
-	if len(raises) != 1 || math.Abs(raises[0]-aimdFlush*aimdProbe) > 1e-9 {
-		t.Errorf("raises near the ceiling = %v, want one of %v", raises, aimdFlush*aimdProbe)
+	if len(raises) != 1 || math.Abs(raises[0]-aimdFlush*aimdIncrease) > 1e-9 {
+		t.Errorf("raises near the ceiling = %v, want one of %v", raises, aimdFlush*aimdIncrease)
 	}
 }
 

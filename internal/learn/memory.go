@@ -91,7 +91,7 @@ type nameState struct {
 }
 
 type aimdState struct {
-	lastCut, prevCut time.Time
+	lastCut time.Time
 	// quiet counts the quiet successes since lastRaise, when they last
 	// raised the rate.
 	quiet     int
@@ -350,7 +350,7 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, ac
 	if acc > 0 && !first && st.run == 0 {
 		st.ceiling = acc
 	}
-	st.prevCut, st.lastCut, st.lastRaise, st.quiet = st.lastCut, now, now, 0
+	st.lastCut, st.lastRaise, st.quiet = now, now, 0
 	st.run++
 	return factor, first, true
 }
