@@ -16,8 +16,12 @@ const (
 	// minThrottleWait is the least a 429 makes a scope wait, whatever its
 	// Retry-After says: zero or missing is not "retry now".
 	minThrottleWait = time.Second
-	// retryJitter is the most random delay added to a server's wait.
+	// retryJitter is the most random delay added to a server's wait, and
+	// jitterShare the most as a share of that wait: enough to spread
+	// clients that do not share a store, without waiting half as long
+	// again as a one-second Retry-After says.
 	retryJitter = 500 * time.Millisecond
+	jitterShare = 0.1
 	// minServerRetry is the least heed waits before retrying a server
 	// error, however the backoff's jitter falls.
 	minServerRetry = 100 * time.Millisecond
@@ -167,7 +171,7 @@ func decide(p *retryPolicy, in *decideInput) decision {
 	// 1 (a missing wait gets the backoff from the first).
 	delay := p.backoff(in.attempt)
 	if hasWait {
-		w := serverWait + time.Duration(p.rand()*float64(retryJitter))
+		w := serverWait + time.Duration(p.rand()*float64(min(retryJitter, time.Duration(jitterShare*float64(serverWait)))))
 		if obs.HasRetryAfter && in.attempt == 0 {
 			delay = w
 		} else {

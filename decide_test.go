@@ -56,6 +56,11 @@ func TestDecide(t *testing.T) {
 			want: decision{Throttled: true, Retry: true, Delay: 5*time.Second + 250*time.Millisecond},
 		},
 		{
+			name: "jitter is at most a tenth of a short wait", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", rand: 0.5,
+			// backoff(0) with rand 0.5 is 1s; 1s + half of 100ms is above it.
+			want: decision{Throttled: true, Retry: true, Delay: time.Second + 50*time.Millisecond},
+		},
+		{
 			name: "the backoff floor grows with attempts", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", rand: 0.5, attempt: 3,
 			// 2s << 3 = 16s, half of it: 8s, above 1s + 250ms.
 			want: decision{Throttled: true, Retry: true, Delay: 8 * time.Second, Event: LimitedEvent{Attempt: 3}},

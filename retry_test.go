@@ -93,10 +93,10 @@ func TestRepeatedBurstLimitsBackOffExponentially(t *testing.T) {
 		tr := &heed.Transport{Base: s, Profile: profile.Jira(), Rand: rand.New(maxSource{})}
 		get(t, tr, jira+"/rest/api/3/issue/PROJ-1")
 		// Retry-After says 1s each time. The first retry waits it, plus the
-		// most jitter (a Rand near 1): 1.5s. Each further one waits the
+		// most jitter (a Rand near 1), a tenth of it: 1.1s. Each further one waits the
 		// backoff's floor (its ceiling, with a Rand near 1), doubling: 4s,
 		// 8s, 16s, never Retry-After's 1s again.
-		for i, want := range []time.Duration{1500 * time.Millisecond, 4 * time.Second, 8 * time.Second, 16 * time.Second} {
+		for i, want := range []time.Duration{1100 * time.Millisecond, 4 * time.Second, 8 * time.Second, 16 * time.Second} {
 			if g := gap(s, i, i+1); g < want-time.Millisecond || g > want {
 				t.Errorf("wait before retry %d = %v, want %v", i+1, g, want)
 			}

@@ -50,7 +50,9 @@ func (t *Transport) send(req *http.Request, r *request, attempt int) (*http.Resp
 		r.done = done
 	}
 	r.sent = true
+	t.inFlight.Add(1)
 	resp, err := t.base().RoundTrip(out)
+	t.inFlight.Add(-1)
 	if err != nil {
 		if r.done != nil {
 			r.done(true, time.Now())

@@ -184,6 +184,7 @@ type Transport struct {
 	learner  learn.Memory
 	budget   budget
 	waiting  [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
+	inFlight atomic.Int64 // requests sent and not yet answered
 	paths    learn.Paths
 	ids      func(prefix, seg string) bool // paths.IDs, bound once
 	rnd      func() float64                // float64n, bound once

@@ -176,6 +176,10 @@ type Config struct {
 	Target float64
 	// Skew is added to resets stated as instants on the server's clock.
 	Skew time.Duration
+	// InFlight is how many requests are sent and not yet answered: what a
+	// count of what is left will lose before a new request reaches the
+	// server. A burst spent from such a count keeps at least that many.
+	InFlight int
 }
 
 func (c Config) target() float64 {
@@ -324,21 +328,28 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted"})
 					continue
 				}
-				if short && l.Window >= burstMinWindow && l.Unit == header.Requests && l.Has(header.HasQuota) && l.Quota > 0 {
+				if short && l.Scope != "" && l.Window >= burstMinWindow && l.Unit == header.Requests && l.Has(header.HasQuota) && l.Quota > 0 {
 					// What the server says is left may be spent at once: a
 					// short job on a fresh window (GitHub's search, 30 a
 					// minute) runs at network speed, and a long one settles
 					// at the steady rate once the burst is spent. A reserve
-					// stays for requests in flight; the burst moves in
-					// quarters of the quota, so that it is not rewritten on
-					// every response. Not in windows of a few seconds (a
+					// stays for the requests in flight (this process's: other
+					// processes sharing a store are not counted); the burst moves in
+					// tenths of the quota, so that it is not rewritten on
+					// every response. Only where the server names the
+					// count's scope (GitHub's resource, a tenant or global
+					// limit): a count of unknown scope (an IETF policy, say)
+					// may be shared by endpoints not yet known to share it,
+					// each of which would spend it in a burst of its own.
+					// Not in windows of a few seconds (a
 					// paced job loses little there, and a burst meets the
 					// reset with requests in flight), nor for a limit in
 					// tokens (its costs are estimates until the response,
 					// and a burst of estimates overshoots).
-					step := max(1, l.Quota/4)
-					left := math.Floor((l.Remaining-max(2, burstReserve*l.Quota))/step) * step
-					burst = max(burst, left)
+					step := max(1, l.Quota/10)
+					reserve := max(2, burstReserve*l.Quota, float64(cfg.InFlight))
+					left := math.Floor((l.Remaining-reserve)/step) * step
+					burst = m.burstFrom(key, in.SentAt, max(burst, left))
 				}
 				if short && rounded {
 					if turn, ok, fixed := m.nextTurn(key, now); ok && fixed && turn.Sub(now) < resetIn+time.Second {

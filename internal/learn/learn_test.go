@@ -470,27 +470,35 @@ func TestPlanSpreadNeverOutlastsTheReset(t *testing.T) {
 	}
 }
 
-// A short window of a minute or more, with what is left reported, may be
-// spent in a burst (less a reserve, in quarters of the quota): a short job
-// on GitHub's search quota (30 a minute) runs at network speed. Windows of
-// a few seconds keep the small burst.
+// A short window of ten seconds or more, whose scope the server names
+// (GitHub's resource), with what is left reported, may be spent in a burst
+// (less a reserve, at least the requests in flight, in tenths of the
+// quota): a short job on GitHub's search quota (30 a minute) runs at network
+// speed. Windows of a few seconds, and counts of unknown scope (an IETF
+// policy, which endpoints not yet known to share it may spend too), keep
+// the small burst.
 func TestPlanBurstsWhatIsLeftOfAMinuteWindow(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
+		scope            string
 		quota, remaining float64
 		window           time.Duration
+		inFlight         int
 		burst            float64
 	}{
-		{"fresh minute window", 30, 29, time.Minute, 22.5},
-		{"minute window half spent", 30, 14, time.Minute, 7.5},
-		{"minute window nearly spent", 30, 3, time.Minute, 1},
-		{"one-second window", 10, 9, time.Second, 1},
+		{"fresh minute window", "search", 30, 29, time.Minute, 0, 27},
+		{"minute window half spent", "search", 30, 14, time.Minute, 0, 12},
+		{"minute window nearly spent", "search", 30, 4, time.Minute, 0, 1},
+		{"ten requests in flight", "search", 30, 29, time.Minute, 10, 18},
+		{"one-second window", "search", 10, 9, time.Second, 0, 1},
+		{"a count of unknown scope", "", 30, 29, time.Minute, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var m Memory
 			l := limit("", qwrr, tc.quota, tc.remaining, tc.window, tc.window/2)
+			l.Scope = tc.scope
 			var p Plan
-			m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			m.Plan(Config{InFlight: tc.inFlight}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
 			if len(p.Update.Rates) != 1 {
 				t.Fatalf("rates = %+v, want one", p.Update.Rates)
 			}
@@ -499,5 +507,32 @@ func TestPlanBurstsWhatIsLeftOfAMinuteWindow(t *testing.T) {
 				t.Errorf("rate %v burst %v, want rate %v burst %v", ru.Rate, ru.Burst, want, tc.burst)
 			}
 		})
+	}
+}
+
+// A response overtaken by a later one (sent earlier, reporting more left)
+// does not raise the burst again.
+func TestPlanBurstIgnoresAnOvertakenCount(t *testing.T) {
+	var m Memory
+	burst := func(remaining float64, sentAt time.Time) float64 {
+		l := limit("", qwrr, 30, remaining, time.Minute, 30*time.Second)
+		l.Scope = "search"
+		var p Plan
+		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sentAt, Now: t0.Add(time.Second)}, &p)
+		if len(p.Update.Rates) != 1 {
+			return -1
+		}
+		return p.Update.Rates[0].Burst
+	}
+	if b := burst(14, t0.Add(500*time.Millisecond)); b != 12 {
+		t.Fatalf("burst from 14 left = %v, want 12", b)
+	}
+	// The overtaken response keeps 12, which repeats what was told: no
+	// update at all.
+	if b := burst(29, t0); b != -1 {
+		t.Errorf("an overtaken response (29 left, sent earlier) set burst %v, want 12 kept (no update)", b)
+	}
+	if b := burst(3, t0.Add(900*time.Millisecond)); b != 1 {
+		t.Errorf("burst from a later response (3 left) = %v, want 1", b)
 	}
 }

@@ -49,6 +49,9 @@ const (
 //   - told: the rates last set in the store, so that an update repeating
 //     one is skipped.
 //   - phases: for short fixed windows, where the window turns.
+//   - bursts: per scope, the burst last spent from a remaining count, so
+//     that a response overtaken by a later one (sent earlier, reporting
+//     more left) does not raise it again.
 //
 // Each map holds at most MaxEntries entries. The zero Memory is empty and
 // ready to use; it is safe for concurrent use.
@@ -63,6 +66,14 @@ type Memory struct {
 	anyWide  atomic.Bool // wide has held an entry: Widened may find one
 	told     map[string]toldRate
 	phases   map[string]*phase
+	bursts   map[string]burstMemo
+}
+
+// burstMemo is the burst last taken from a window's remaining count, and
+// when the request that reported it was sent.
+type burstMemo struct {
+	sentAt time.Time
+	burst  float64
 }
 
 // SubScope is a named limit scope an endpoint joins.
@@ -391,4 +402,19 @@ func (m *Memory) quietLocked(key string, now time.Time) (n int, raise bool) {
 	}
 	n, st.quiet, st.lastRaise = st.quiet, 0, now
 	return n, true
+}
+
+// burstFrom returns the burst to tell the store for a window's scope, b as
+// read from a response to a request sent at sentAt: b, unless a response to
+// a later request has already set the burst, which then stands (the older
+// response's remaining count is out of date).
+func (m *Memory) burstFrom(key string, sentAt time.Time, b float64) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if have, ok := m.bursts[key]; ok && sentAt.Before(have.sentAt) {
+		return have.burst
+	}
+	reset(&m.bursts)
+	m.bursts[key] = burstMemo{sentAt: sentAt, burst: b}
+	return b
 }
