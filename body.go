@@ -16,13 +16,16 @@ const (
 	peekLimit = 16 << 10
 )
 
-// peekBody reads the start of a throttled response's body, where some
-// providers put their limits, and leaves resp.Body reading from the start.
-func peekBody(resp *http.Response) []byte {
+// peekBody reads the start of a throttled response's body, or of one the
+// profile says carries limits (Profile.Bodies), where some providers put
+// their limits, and leaves resp.Body reading from the start.
+func peekBody(resp *http.Response, bodies func(*http.Response) bool) []byte {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusForbidden:
 	default:
-		return nil
+		if bodies == nil || !bodies(resp) {
+			return nil
+		}
 	}
 	if resp.Body == nil || resp.Body == http.NoBody {
 		return nil

@@ -16,7 +16,11 @@ import (
 func (t *Transport) learn(r *request, resp *http.Response) {
 	now := time.Now()
 	r.respAt = now
-	header.ParseInto(&r.obs, resp.StatusCode, resp.Header, peekBody(resp), now)
+	var bodies func(*http.Response) bool
+	if t.Profile != nil {
+		bodies = t.Profile.Bodies
+	}
+	header.ParseInto(&r.obs, resp.StatusCode, resp.Header, peekBody(resp, bodies), now)
 	in := learn.Input{Req: &r.keys, Obs: &r.obs, Status: resp.StatusCode, SentAt: r.sentAt, Now: now}
 	if r.units && !r.obs.Throttled {
 		if p := t.Profile; p != nil && p.Usage != nil {

@@ -79,6 +79,11 @@ type Profile struct {
 	// taken before sending is reconciled. It may read the body if it puts
 	// back an equivalent one. Nil, or false, leaves the estimate standing.
 	Usage func(*http.Response) (float64, bool)
+	// Bodies reports a response that is no throttle by its status but
+	// whose body carries limits heed should read: a GraphQL API answers
+	// 200 with its cost, and with a THROTTLED error when it refuses.
+	// heed reads the body of every 429 and 403 anyway. Nil means none.
+	Bodies func(*http.Response) bool
 	// UnknownScope is the scope blocked by a throttle that names no reason:
 	// [header.ScopeEndpoint] (the default, when empty) or
 	// [header.ScopeTenant] for providers whose limits are account-wide.

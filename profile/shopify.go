@@ -47,6 +47,7 @@ func Shopify() *Profile {
 		UnknownScope:          header.ScopeTenant,
 		Cost:                  shopifyCost,
 		Usage:                 shopifyUsage,
+		Bodies:                shopifyBodies,
 		ThrottledNotProcessed: true,
 		RetryServerErrors:     true,
 	}
@@ -178,6 +179,14 @@ func connectionSize(query string, i int) (float64, bool) {
 		return 0, false
 	}
 	return float64(min(n, 250)), true // Shopify caps a page at 250
+}
+
+// shopifyBodies reports a GraphQL Admin API response: its body's
+// extensions.cost.throttleStatus says how many points are available and
+// how fast they are restored, and a refusal is a 200 whose errors say
+// THROTTLED (https://shopify.dev/docs/api/usage/rate-limits).
+func shopifyBodies(resp *http.Response) bool {
+	return resp.Request != nil && isShopifyGraphQL(resp.Request.URL.Path)
 }
 
 func shopifyUsage(resp *http.Response) (float64, bool) {

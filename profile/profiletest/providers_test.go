@@ -21,8 +21,9 @@ const (
 	afterRetry = "core: a throttle's block is Retry-After plus jitter"
 	noLeak     = "header: X-Shopify-Shop-Api-Call-Limit gives no leak rate, so the bucket is not paced " +
 		"(it drains in 20 s on every plan: 40/2, 80/4, 400/20)"
-	bodyUnread = "core: heed reads the body of 429 and 403 responses only, so a throttled GraphQL 200 " +
-		"(errors THROTTLED, extensions.cost) is never seen"
+	pointsPaced = "core: a points limit is paced at 0.97 of its restore rate with a burst of 3% (60 of 2000 " +
+		"points) and charged the requested cost (101) up front: the points the body says are available now " +
+		"are not spent at once, so a short job and each of tenant B's lone calls wait for heed's own pacing"
 	shortQueue = "core: a short window is both paced at 0.97 of its steady rate with a burst of one and blocked " +
 		"until it turns, 20 ms late (the response's latency) and with the clock skew added to a relative Reset-After; " +
 		"callers queued behind the pacing pass MaxWait"
@@ -229,8 +230,9 @@ func TestShopifyGraphQL(t *testing.T) {
 		workers: 4,
 		reset:   20 * time.Second,
 		missed: map[string]string{
-			"429":     bodyUnread,
-			"blocked": bodyUnread,
+			"short": pointsPaced,
+			"used":  pointsPaced,
+			"cross": pointsPaced,
 		},
 	})
 }
