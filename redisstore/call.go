@@ -90,7 +90,8 @@ func (c *call) bool(b bool) {
 
 // releases appends the release section of ops (see common.lua): their
 // count, then per release its lease, how long ago it was made on the
-// Store's clock, and its scopes' gaps, with the keys of its scopes.
+// Store's clock, and its scopes' gaps, with the keys of its scopes (the
+// state hash only of a scope with a gap).
 func (c *call) releases(s *Store, ops []pendingOp) {
 	c.int(int64(len(ops)))
 	if len(ops) == 0 {
@@ -108,7 +109,9 @@ func (c *call) releases(s *Store, ops []pendingOp) {
 		c.int(int64(len(op.scopes)))
 		for _, sc := range op.scopes {
 			c.dur(sc.gap)
-			c.key(s.tag, ":s:", sc.key)
+			if sc.gap > 0 {
+				c.key(s.tag, ":s:", sc.key)
+			}
 			c.key(s.tag, ":l:", sc.key)
 		}
 	}

@@ -104,8 +104,8 @@ end
 -- key k: the number of releases, then per release its lease, how long ago
 -- it was released (ns; the Store queues releases for a few milliseconds to
 -- send them with its next call), how many scopes m it holds, and their m
--- gaps (ns); keys: per scope its state hash and its lease set. It returns
--- the argument and key after the section.
+-- gaps (ns); keys: per scope its state hash when it has a gap, and its
+-- lease set. It returns the argument and key after the section.
 --
 -- A scope's gap starts only when the lease was held there and had not
 -- expired when it was released (a lease that had expired no longer spoke
@@ -119,19 +119,27 @@ local function releases(j, k)
     j = j + 3
     local atUs = usAt(at)
     for _ = 1, m do
-      local sk, lk, gap = KEYS[k], KEYS[k + 1], num(j)
-      j, k = j + 1, k + 2
-      local exp = redis.call('ZSCORE', lk, lease)
-      if exp then
-        redis.call('ZREM', lk, lease)
-        local e = at + gap
-        if gap > 0 and e > 0 and tonumber(exp) > atUs then
-          local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'x', 'r')
-          local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
-          local learned = (tonumber(h[6]) or 0) > 0 and u and u > at
-          if not learned and (not g or e > g) then
-            g = e
-            save(sk, {'g', abs(g)}, rel(h[5]), b, g, t, u)
+      local gap = num(j)
+      j = j + 1
+      if gap <= 0 then
+        -- Only a gap needs the state hash and the lease's expiry.
+        redis.call('ZREM', KEYS[k], lease)
+        k = k + 1
+      else
+        local sk, lk = KEYS[k], KEYS[k + 1]
+        k = k + 2
+        local exp = redis.call('ZSCORE', lk, lease)
+        if exp then
+          redis.call('ZREM', lk, lease)
+          local e = at + gap
+          if e > 0 and tonumber(exp) > atUs then
+            local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'x', 'r')
+            local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
+            local learned = (tonumber(h[6]) or 0) > 0 and u and u > at
+            if not learned and (not g or e > g) then
+              g = e
+              save(sk, {'g', abs(g)}, rel(h[5]), b, g, t, u)
+            end
           end
         end
       end
