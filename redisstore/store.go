@@ -358,11 +358,12 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 // flusher. Its gaps start at the instant of Release all the same; only its
 // concurrency slot stays taken on Redis up to 2ms longer (plus the call's
 // time), and not for the Store's own admissions, which carry it. When 256
-// releases are queued already, while Redis is unavailable and after
-// [Store.Close], a release is its own call.
+// releases are queued already, and after [Store.Close], a release is its
+// own call.
 //
-// A release that cannot reach Redis is kept and delivered when Redis
-// answers again, so Release returns nil.
+// A release that cannot reach Redis (Redis is unavailable, or the call
+// that carried it failed) is kept and delivered when Redis answers again,
+// so Release returns nil.
 func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lease) error {
 	if lease == 0 {
 		return nil
