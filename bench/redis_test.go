@@ -65,9 +65,10 @@ func jiraAdmission(endpoint string) *store.Admission {
 }
 
 // BenchmarkRedis compares one heed admission (one Lua round trip over all
-// of a request's scopes, then the release of its concurrency lease) with
-// redis_rate's Allow on one key, against the same redis-server in the same
-// run. It reports round trips and Redis CPU per operation.
+// of a request's scopes, then the release of its concurrency lease, which
+// the next admission carries) with redis_rate's Allow on one key, against
+// the same redis-server in the same run. It reports round trips and Redis
+// CPU per operation.
 func BenchmarkRedis(b *testing.B) {
 	srv := redistest.Start(b)
 	for _, c := range []struct {

@@ -1,9 +1,11 @@
 -- admit.lua: one admission decision over all of a request's scopes.
 --
 -- KEYS: the epoch key, the lease's undo marker, then per scope i its state
--- hash and its lease set.
+-- hash and its lease set, then the keys of the release section.
 -- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve
---    epoch new_epoch grace drain, then per scope: rate burst limit gap cost.
+--    epoch new_epoch grace drain scopes, then per scope: rate burst limit
+--    gap cost, then the release section (see releases): the Store's
+--    releases queued since its last call, given back before the decision.
 --    Durations in nanoseconds; paced and background are 1 or 0; drain is
 --    '-' or when the Store returned from its fallback (ns from now);
 --    lease is 0 when no scope takes one; epoch is the one the Store last
@@ -15,19 +17,19 @@
 -- checks and the arithmetic are those of memstore.Store.Admit and
 -- limiter.Pace.Reserve.
 
+local n = num(14)
 local K = {}
-for j = 3, #KEYS do K[#K + 1] = KEYS[j] end
+for j = 3, 2 + 2 * n do K[#K + 1] = KEYS[j] end
 local paced = A[4] == '1'
 local maxWait = num(5)
 local leaseTTL = num(6)
 local lease = A[7]
 local background = A[8] == '1'
 local reserve = num(9)
-local n = #K / 2
 -- drain: after a return from the fallback, buckets are taken as empty at
 -- the return (A[13] nanoseconds from now, negative), refilling since.
 local drain = A[13] ~= '-' and tonumber(A[13])
-local H, W = 13, 5 -- header and per-scope argument counts
+local H, W = 14, 5 -- header and per-scope argument counts
 
 -- Per scope: its default rate and burst, limit, gap, and cost (the
 -- scope's own, else the request's, else 1: Admission.cost).
@@ -39,6 +41,9 @@ for i = 1, n do
   rate0[i], burst0[i], limit[i], gap[i], cost[i] = num(j + 1), num(j + 2), num(j + 3), num(j + 4), num(j + 5)
   if not (cost[i] > 0) then cost[i] = reqCost end
 end
+
+-- Releases first: they happened before this admission, whatever the epoch.
+releases(H + n * W + 1, 3 + 2 * n)
 
 local ep, lost, grace = epoch(KEYS[1], A[10], A[11], num(12))
 -- Redis lost its data: decide nothing until the Store has re-asserted what

@@ -28,7 +28,9 @@ func benchStore(b *testing.B) *redisstore.Store {
 	opts.PoolSize = 64
 	c := redis.NewClient(opts)
 	b.Cleanup(func() { c.Close() })
-	return redisstore.New(c, redisstore.Config{Prefix: redistest.Prefix(b), Timeout: 5 * time.Second})
+	s := redisstore.New(c, redisstore.Config{Prefix: redistest.Prefix(b), Timeout: 5 * time.Second})
+	b.Cleanup(func() { s.Close() })
+	return s
 }
 
 // BenchmarkAdmit is one admission over three scopes: one round trip.
@@ -70,7 +72,7 @@ func BenchmarkAdmitParallel(b *testing.B) {
 }
 
 // BenchmarkAdmitRelease is a request's whole store traffic: admit and
-// release, two round trips.
+// release, one round trip (each admission carries the release before it).
 func BenchmarkAdmitRelease(b *testing.B) {
 	s := benchStore(b)
 	a := benchAdmission()

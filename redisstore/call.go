@@ -43,10 +43,13 @@ type call struct {
 	keyBuf  []byte
 	keyEnds []int
 	keys    []string
+	ops     []pendingOp // the queued releases the call carries
 }
 
 func (c *call) reset() {
 	c.args, c.keyBuf, c.keyEnds, c.keys = c.args[:0], c.keyBuf[:0], c.keyEnds[:0], c.keys[:0]
+	clear(c.ops)
+	c.ops = c.ops[:0]
 	c.bound = 0
 }
 
@@ -82,6 +85,35 @@ func (c *call) bool(b bool) {
 		c.int(1)
 	} else {
 		c.int(0)
+	}
+}
+
+// releases appends the release section of ops (see common.lua): their
+// count, then per release its lease, how long ago it was made on the
+// Store's clock, and its scopes' gaps, with the keys of its scopes (the
+// state hash only of a scope with a gap).
+func (c *call) releases(s *Store, ops []pendingOp) {
+	c.int(int64(len(ops)))
+	if len(ops) == 0 {
+		return
+	}
+	now := s.clock()
+	for i := range ops {
+		op := &ops[i]
+		c.uint(uint64(op.lease))
+		if op.at.IsZero() {
+			c.int(0)
+		} else {
+			c.dur(now.Sub(op.at))
+		}
+		c.int(int64(len(op.scopes)))
+		for _, sc := range op.scopes {
+			c.dur(sc.gap)
+			if sc.gap > 0 {
+				c.key(s.tag, ":s:", sc.key)
+			}
+			c.key(s.tag, ":l:", sc.key)
+		}
 	}
 }
 

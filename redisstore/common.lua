@@ -1,4 +1,4 @@
--- common.lua is prepended to admit.lua, release.lua and update.lua.
+-- common.lua is prepended to every script.
 --
 -- ARGV[1] is one space-separated list of arguments (one bulk string is
 -- cheaper to send and to box in Go than many). Its first two are the
@@ -90,6 +90,63 @@ end
 
 -- num parses an argument; NaN never reaches the script (Go sends 0).
 local function num(i) return tonumber(A[i]) end
+
+-- usAt returns the instant d nanoseconds after now in microseconds since
+-- the epoch, the unit of lease expiries (nowUs for d = 0).
+local function usAt(d)
+  local t = nowNs + d
+  local s = math.floor(t / 1e9)
+  return (nowS + s) * 1000000 + math.floor((t - s * 1e9) / 1000)
+end
+
+-- releases gives back leases and starts the gaps, as heed.MemoryStore.Release
+-- does at the instant of each release. The section starts at argument j and
+-- key k: the number of releases, then per release its lease, how long ago
+-- it was released (ns; the Store queues releases for a few milliseconds to
+-- send them with its next call), how many scopes m it holds, and their m
+-- gaps (ns); keys: per scope its state hash when it has a gap, and its
+-- lease set. It returns the argument and key after the section.
+--
+-- A scope's gap starts only when the lease was held there and had not
+-- expired when it was released (a lease that had expired no longer spoke
+-- for a request), and when no rate was learned for the scope then: a
+-- learned rate supersedes the gap.
+local function releases(j, k)
+  local nr = num(j)
+  j = j + 1
+  for _ = 1, nr do
+    local lease, at, m = A[j], -num(j + 1), num(j + 2)
+    j = j + 3
+    local atUs = usAt(at)
+    for _ = 1, m do
+      local gap = num(j)
+      j = j + 1
+      if gap <= 0 then
+        -- Only a gap needs the state hash and the lease's expiry.
+        redis.call('ZREM', KEYS[k], lease)
+        k = k + 1
+      else
+        local sk, lk = KEYS[k], KEYS[k + 1]
+        k = k + 2
+        local exp = redis.call('ZSCORE', lk, lease)
+        if exp then
+          redis.call('ZREM', lk, lease)
+          local e = at + gap
+          if e > 0 and tonumber(exp) > atUs then
+            local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'x', 'r')
+            local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
+            local learned = (tonumber(h[6]) or 0) > 0 and u and u > at
+            if not learned and (not g or e > g) then
+              g = e
+              save(sk, {'g', abs(g)}, rel(h[5]), b, g, t, u)
+            end
+          end
+        end
+      end
+    end
+  end
+  return j, k
+end
 
 -- The epoch key ({tag}:e, a hash: e epoch, g grace until) tells a Store
 -- that Redis lost its data (a restart without persistence, FLUSHALL, a

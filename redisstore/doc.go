@@ -13,9 +13,17 @@
 // scopes: blocks first, then write gaps, then concurrency caps, then GCRA
 // pacing in every scope at the common send time, then leases; the same
 // decision, to the nanosecond, as [memstore.Store] (package storetest
-// checks both against one suite and against each other). [Store.Release]
-// and [Store.Update] are one script each. Scripts run by EVALSHA, falling
-// back to EVAL when the server does not know them yet.
+// checks both against one suite and against each other). [Store.Update]
+// is one script too. [Store.Release] costs no round trip of its own, so a
+// request through a [heed.Transport] is one round trip on its path: the
+// release is queued, and the Store's next admission or update gives it
+// back in its own script, before its decision; when no call comes within
+// 2ms, a background flusher sends it. A release's gaps start at the
+// instant of Release all the same, and the Store's own next admission
+// finds its slot free; other processes see the slot free at most 2ms
+// (plus a round trip) later. At most 256 releases are queued (beyond, a
+// release is its own call), and [Store.Close] sends them. Scripts run by
+// EVALSHA, falling back to EVAL when the server does not know them yet.
 //
 // Decisions are taken on the Redis server's clock (TIME), so processes
 // whose clocks disagree still agree on when a block ends.
@@ -70,8 +78,8 @@
 // gaps are multiplied by Instances. [Store.Stats] counts the switches.
 //
 // Nothing a fault interrupts is lost. Leases taken in the fallback are
-// released there. A release that cannot reach Redis is kept and delivered
-// when Redis answers again. An admission whose reply is lost (a paused
+// released there. A release that cannot reach Redis (queued releases whose
+// call failed among them) is kept and delivered when Redis answers again. An admission whose reply is lost (a paused
 // server runs it when it resumes) is undone: its lease id is chosen before
 // the call, and the undo leaves a marker that makes the late admission a
 // no-op. Blocks are also kept locally, so a process that loses Redis still

@@ -95,6 +95,9 @@ type Stats struct {
 	Losses uint64
 	// Pending is how many releases and undos wait for Redis to answer.
 	Pending int
+	// Queued is how many releases wait, 2ms at most, to go to Redis with
+	// the Store's next call (see [Store.Release]).
+	Queued int
 	// Dropped counts releases and undos given up because too many were
 	// pending; their leases expire by their TTL.
 	Dropped uint64
@@ -107,7 +110,7 @@ type Stats struct {
 // Stats returns the Store's health counters.
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
-	pending, dropped := len(s.pending), s.dropped
+	pending, queued, dropped := len(s.pending), len(s.queued), s.dropped
 	s.mu.Unlock()
 	return Stats{
 		Healthy:    s.Healthy(),
@@ -115,6 +118,7 @@ func (s *Store) Stats() Stats {
 		Recoveries: s.recoveries.Load(),
 		Losses:     s.losses.Load(),
 		Pending:    pending,
+		Queued:     queued,
 		Dropped:    dropped,
 		Latency:    time.Duration(s.lat.p99.Load()),
 		Timeout:    s.callTimeout(),

@@ -22,7 +22,8 @@ type fakeRedis struct {
 
 	mu    sync.Mutex
 	down  bool
-	calls map[string]int // by script: admit, release, update, undo, renew
+	calls map[string]int      // by script: admit, release, update, undo, renew
+	keys  map[string][]string // by script: the keys of its last call
 }
 
 func (f *fakeRedis) setDown(down bool) {
@@ -37,6 +38,13 @@ func (f *fakeRedis) count(script string) int {
 	return f.calls[script]
 }
 
+// lastKeys returns the keys of script's last call.
+func (f *fakeRedis) lastKeys(script string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.keys[script]
+}
+
 func (f *fakeRedis) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -49,8 +57,10 @@ func (f *fakeRedis) EvalSha(ctx context.Context, sha string, keys []string, args
 	}[sha]
 	if f.calls == nil {
 		f.calls = make(map[string]int)
+		f.keys = make(map[string][]string)
 	}
 	f.calls[name]++
+	f.keys[name] = append([]string(nil), keys...)
 	switch name {
 	case "admit":
 		return redis.NewCmdResult([]any{int64(0), int64(0), int64(0), int64(0), "epoch"}, nil)

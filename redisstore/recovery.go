@@ -28,14 +28,31 @@ const reassertBatch = 200
 // after its own work.
 const deliverBatch = 32
 
+// flushDelay bounds how long a release waits in the queue for the Store's
+// next call before the flusher sends it on its own.
+const flushDelay = 2 * time.Millisecond
+
+// maxQueued bounds the queue of releases waiting for the Store's next
+// call; beyond it, a release is its own call. foldBatch is how many of
+// them one call carries.
+const (
+	maxQueued = 256
+	foldBatch = 32
+)
+
 // recovery is what a Store keeps so that Redis's faults cost nothing:
 // releases and undos that could not reach Redis, and the blocks and rates
-// to re-assert when Redis has lost them.
+// to re-assert when Redis has lost them. It also holds the queue of
+// releases that wait to go to Redis with the Store's next call.
 type recovery struct {
 	newEpoch string                 // the epoch this Store creates when Redis has none
 	epoch    atomic.Pointer[string] // the epoch last seen; nil for none
 
 	mu           sync.Mutex
+	queued       []pendingOp // releases for the next call, the oldest first
+	flushing     bool        // the flusher runs
+	inFlight     int         // how many of the first queued the flusher sends
+	flushDone    sync.WaitGroup
 	pending      []pendingOp
 	dropped      uint64
 	blocks       map[string]time.Time // scope -> end of its block on the Store's clock
@@ -47,18 +64,29 @@ type recovery struct {
 	stop         chan struct{}
 	guardDone    sync.WaitGroup
 
-	work       atomic.Bool // pending, reassertAll or reassertSome
+	work       atomic.Bool  // pending, reassertAll or reassertSome
+	nQueued    atomic.Int32 // len(queued)
 	delivering atomic.Bool
 	losses     atomic.Uint64
 }
 
 // pendingOp is a release, or an undo of an admission whose reply was lost.
 type pendingOp struct {
-	tries int // deliveries that failed
-	undo  bool
-	lease store.Lease
-	keys  []string        // scope keys that take leases
-	gaps  []time.Duration // their gaps, for a release
+	tries  int // deliveries that failed
+	undo   bool
+	lease  store.Lease
+	scopes []opScope // the scopes that take leases
+	// at is when a queued release was made, on the Store's clock: its gaps
+	// start then. Zero for a kept one: its gaps start when it is
+	// delivered.
+	at  time.Time
+	due time.Time // when the flusher sends a queued release
+}
+
+// opScope is a scope of a pendingOp: its key, and its gap, for a release.
+type opScope struct {
+	key string
+	gap time.Duration
 }
 
 // knownRate is the last rate a Store set for a scope.
@@ -118,33 +146,50 @@ func (s *Store) wantReassert(all bool) {
 	s.work.Store(true)
 }
 
-// keepUndo queues the undo of an admission whose reply was lost.
+// keepUndo keeps the undo of an admission whose reply was lost.
 func (s *Store) keepUndo(a *store.Admission, lease store.Lease) {
-	op := pendingOp{undo: true, lease: lease}
-	for i := range a.Scopes {
-		if sc := &a.Scopes[i]; sc.Limit > 0 || sc.Gap > 0 {
-			op.keys = append(op.keys, sc.Key)
-		}
-	}
+	op := leaseOp(a, lease)
+	op.undo = true
 	s.keep(op)
 }
 
-// keepRelease queues a release that could not reach Redis.
-func (s *Store) keepRelease(a *store.Admission, lease store.Lease) {
+// leaseOp returns the release of lease, held on the scopes of a that take
+// leases (none when no scope does).
+func leaseOp(a *store.Admission, lease store.Lease) pendingOp {
 	op := pendingOp{lease: lease}
+	n := 0
 	for i := range a.Scopes {
 		if sc := &a.Scopes[i]; sc.Limit > 0 || sc.Gap > 0 {
-			op.keys = append(op.keys, sc.Key)
-			op.gaps = append(op.gaps, sc.Gap)
+			n++
 		}
 	}
-	s.keep(op)
+	if n == 0 {
+		return op
+	}
+	op.scopes = make([]opScope, 0, n)
+	for i := range a.Scopes {
+		if sc := &a.Scopes[i]; sc.Limit > 0 || sc.Gap > 0 {
+			op.scopes = append(op.scopes, opScope{sc.Key, sc.Gap})
+		}
+	}
+	return op
 }
 
+// keepAll keeps releases that a call carried and that may not have reached
+// Redis (delivering one twice does nothing).
+func (s *Store) keepAll(ops []pendingOp) {
+	for _, op := range ops {
+		s.keep(op)
+	}
+}
+
+// keep keeps a release or an undo that could not reach Redis, to deliver
+// when Redis answers again. A release's gaps then start at its delivery.
 func (s *Store) keep(op pendingOp) {
-	if len(op.keys) == 0 {
+	if len(op.scopes) == 0 {
 		return
 	}
+	op.at, op.due = time.Time{}, time.Time{}
 	s.mu.Lock()
 	if len(s.pending) >= maxKnown {
 		// The oldest stay in front, for the delivery under way; the
@@ -323,23 +368,136 @@ func (s *Store) deliverOp(ctx context.Context, op pendingOp) error {
 	defer s.calls.Put(c)
 	c.reset()
 	c.time(s.now)
+	if !op.undo {
+		c.releases(s, []pendingOp{op})
+		_, err := c.run(ctx, s, s.release)
+		return err
+	}
 	c.uint(uint64(op.lease))
-	script := s.release
-	if op.undo {
-		script = s.undo
-		c.key(s.tag, ":u:", strconv.FormatUint(uint64(op.lease), 10))
-		for _, k := range op.keys {
-			c.key(s.tag, ":l:", k)
+	c.key(s.tag, ":u:", strconv.FormatUint(uint64(op.lease), 10))
+	for _, sc := range op.scopes {
+		c.key(s.tag, ":l:", sc.key)
+	}
+	_, err := c.run(ctx, s, s.undo)
+	return err
+}
+
+// enqueue adds a release to the queue of those that go to Redis with the
+// Store's next call, and starts the flusher if it is not running. It
+// reports false, queuing nothing, when the queue is full or the Store
+// closed.
+func (s *Store) enqueue(op pendingOp) bool {
+	op.due = time.Now().Add(s.flushAfter)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(s.queued) >= maxQueued {
+		return false
+	}
+	s.queued = append(s.queued, op)
+	s.nQueued.Store(int32(len(s.queued)))
+	if !s.flushing {
+		s.flushing = true
+		s.flushDone.Add(1)
+		go s.flusher()
+	}
+	return true
+}
+
+// takeQueued appends up to foldBatch queued releases, the oldest first, to
+// dst, for a call to carry, and removes them from the queue.
+func (s *Store) takeQueued(dst []pendingOp) []pendingOp {
+	if s.nQueued.Load() == 0 {
+		return dst
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.takeQueuedLocked(dst)
+}
+
+func (s *Store) takeQueuedLocked(dst []pendingOp) []pendingOp {
+	n := min(len(s.queued), foldBatch)
+	dst = append(dst, s.queued[:n]...)
+	s.dropQueuedLocked(n)
+	return dst
+}
+
+// dropQueuedLocked removes the first n queued releases.
+func (s *Store) dropQueuedLocked(n int) {
+	rest := copy(s.queued, s.queued[n:])
+	clear(s.queued[rest:])
+	s.queued = s.queued[:rest]
+	s.nQueued.Store(int32(rest))
+	s.inFlight = max(s.inFlight-n, 0)
+}
+
+// flusher sends the queued releases that no call carried within
+// flushDelay, so that a Store's last request does not keep its slot. It
+// runs while releases are queued; after Close it sends them all at once.
+//
+// The releases it sends stay queued until its call returns, so that an
+// admission made meanwhile carries them too and finds their slots free
+// whichever call Redis runs first (a release given twice does nothing the
+// second time).
+func (s *Store) flusher() {
+	defer s.flushDone.Done()
+	var (
+		t   *time.Timer
+		ops []pendingOp
+	)
+	defer func() {
+		if t != nil {
+			t.Stop()
 		}
-	} else {
-		for i, k := range op.keys {
-			c.key(s.tag, ":s:", k)
-			c.key(s.tag, ":l:", k)
-			c.dur(op.gaps[i])
+	}()
+	for {
+		s.mu.Lock()
+		if len(s.queued) == 0 {
+			s.flushing = false
+			s.mu.Unlock()
+			return
+		}
+		wait := time.Until(s.queued[0].due)
+		if wait <= 0 || s.closed {
+			n := min(len(s.queued), foldBatch)
+			ops = append(ops[:0], s.queued[:n]...)
+			s.inFlight = n
+			s.mu.Unlock()
+			s.flush(ops)
+			clear(ops)
+			s.mu.Lock()
+			s.dropQueuedLocked(s.inFlight) // those no call took meanwhile
+			s.mu.Unlock()
+			continue
+		}
+		s.mu.Unlock()
+		if t == nil {
+			t = time.NewTimer(wait)
+		} else {
+			t.Reset(wait)
+		}
+		select {
+		case <-t.C:
+		case <-s.stop:
 		}
 	}
-	_, err := c.run(ctx, s, script)
-	return err
+}
+
+// flush sends queued releases in one call of their own; those that may
+// not have reached Redis are kept, as a release that fails always is.
+func (s *Store) flush(ops []pendingOp) {
+	use, probe := s.begin()
+	if !use {
+		s.keepAll(ops)
+		return
+	}
+	ctx := context.Background()
+	err := s.releaseRedis(ctx, ops)
+	s.end(ctx, probe, "release", err)
+	if err != nil {
+		s.keepAll(ops)
+		return
+	}
+	s.deliver(ctx)
 }
 
 // guard runs while the Store holds a running block: every GuardInterval
@@ -383,8 +541,10 @@ func (s *Store) guard() {
 	}
 }
 
-// Close stops the Store's block guard and waits for it to end. The Store
-// still works after Close, without the guard. Close always returns nil.
+// Close sends the queued releases, stops the Store's block guard and its
+// flusher, and waits for them to end. The Store still works after Close,
+// without the guard, each release then its own call. Close always returns
+// nil.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if !s.closed {
@@ -393,5 +553,6 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	s.guardDone.Wait()
+	s.flushDone.Wait()
 	return nil
 }

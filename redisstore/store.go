@@ -59,7 +59,9 @@ var (
 // one Prefix) shares blocks, pacing, learned rates, concurrency leases and
 // write gaps, and so behaves as one client. Each [Store.Admit] is one round
 // trip: one Lua script decides over all of the request's scopes on the
-// Redis server's clock. Every key expires when its scope falls idle.
+// Redis server's clock. [Store.Release] costs none of its own: releases
+// go to Redis with the Store's next call, or from a background flusher
+// within 2ms. Every key expires when its scope falls idle.
 //
 // When Redis fails or is slow several times in a row, the Store falls back
 // to a local [memstore.Store] with the budget divided by
@@ -70,7 +72,7 @@ var (
 // re-asserted when Redis has lost them.
 //
 // A Store is safe for concurrent use. Create one with [New]; [Store.Close]
-// stops its block guard.
+// sends the queued releases and stops its goroutines.
 type Store struct {
 	c                Client
 	tag              string // the key prefix, with its hash tag
@@ -84,6 +86,7 @@ type Store struct {
 	rateTTL          time.Duration
 	probeInterval    time.Duration
 	guardInterval    time.Duration
+	flushAfter       time.Duration // flushDelay; tests lengthen it
 	now              func() time.Time
 	logger           *slog.Logger
 	onHealth         func(HealthEvent)
@@ -120,6 +123,7 @@ func New(c Client, cfg Config) *Store {
 		rateTTL:          orDefault(cfg.RateTTL, DefaultRateTTL),
 		probeInterval:    orDefault(cfg.ProbeInterval, DefaultProbeInterval),
 		guardInterval:    orDefault(cfg.GuardInterval, DefaultGuardInterval),
+		flushAfter:       flushDelay,
 		now:              cfg.Now,
 		logger:           cfg.Logger,
 		onHealth:         cfg.OnHealth,
@@ -291,6 +295,7 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 	} else {
 		c.str("-")
 	}
+	c.int(int64(len(a.Scopes)))
 	c.key(s.epochKey, "", "")
 	c.key(s.tag, ":u:", "")
 	c.keyBuf = strconv.AppendUint(c.keyBuf, uint64(lease), 10)
@@ -305,8 +310,11 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		c.dur(sc.Gap)
 		c.float(nonNeg(sc.Cost))
 	}
+	c.ops = s.takeQueued(c.ops)
+	c.releases(s, c.ops)
 	res, err := c.run(ctx, s, s.admit)
 	if err != nil {
+		s.keepAll(c.ops)
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: %w", err)
 	}
 	v, ok := res.([]any)
@@ -342,8 +350,20 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 }
 
 // Release implements [store.Store]. A lease taken in the local fallback is
-// released there. A release that cannot reach Redis is kept and delivered
-// when Redis answers again, so it returns nil.
+// released there.
+//
+// A Redis lease's release costs no round trip of its own: it is queued,
+// and goes to Redis in the script of the Store's next call (an admission
+// or an update), or, when no call comes within 2ms, from a background
+// flusher. Its gaps start at the instant of Release all the same; only its
+// concurrency slot stays taken on Redis up to 2ms longer (plus the call's
+// time), and not for the Store's own admissions, which carry it. When 256
+// releases are queued already, and after [Store.Close], a release is its
+// own call.
+//
+// A release that cannot reach Redis (Redis is unavailable, or the call
+// that carried it failed) is kept and delivered when Redis answers again,
+// so Release returns nil.
 func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lease) error {
 	if lease == 0 {
 		return nil
@@ -351,38 +371,36 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 	if lease&redisLease == 0 {
 		return s.releaseLocal(ctx, a, lease)
 	}
-	use, probe := s.begin()
-	if !use {
-		s.keepRelease(a, lease)
+	op := leaseOp(a, lease)
+	if len(op.scopes) == 0 {
 		return nil
 	}
-	err := s.releaseRedis(ctx, a, lease)
+	op.at = s.clock()
+	if !s.down.Load() && s.enqueue(op) {
+		return nil
+	}
+	use, probe := s.begin()
+	if !use {
+		s.keep(op)
+		return nil
+	}
+	err := s.releaseRedis(ctx, []pendingOp{op})
 	s.end(ctx, probe, "release", err)
 	if err != nil {
-		s.keepRelease(a, lease)
+		s.keep(op)
 		return nil
 	}
 	s.deliver(ctx)
 	return nil
 }
 
-func (s *Store) releaseRedis(ctx context.Context, a *store.Admission, lease store.Lease) error {
+// releaseRedis runs release.lua over ops.
+func (s *Store) releaseRedis(ctx context.Context, ops []pendingOp) error {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
 	c.reset()
 	c.time(s.now)
-	c.uint(uint64(lease))
-	for i := range a.Scopes {
-		sc := &a.Scopes[i]
-		if sc.Limit > 0 || sc.Gap > 0 {
-			c.key(s.tag, ":s:", sc.Key)
-			c.key(s.tag, ":l:", sc.Key)
-			c.dur(sc.Gap)
-		}
-	}
-	if len(c.keyEnds) == 0 {
-		return nil
-	}
+	c.releases(s, ops)
 	if _, err := c.run(ctx, s, s.release); err != nil {
 		return fmt.Errorf("redisstore: eval release: %w", err)
 	}
@@ -471,6 +489,7 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 	}
 	c.int(int64(nb))
 	c.int(int64(len(u.Rates)))
+	c.int(int64(len(u.Charges)))
 	c.key(s.epochKey, "", "")
 	for _, b := range u.Blocks {
 		if b.For > 0 {
@@ -494,8 +513,11 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 		c.key(s.tag, ":s:", ch.Key)
 		c.float(finite(ch.Cost))
 	}
+	c.ops = s.takeQueued(c.ops)
+	c.releases(s, c.ops)
 	res, err := c.run(ctx, s, s.update)
 	if err != nil {
+		s.keepAll(c.ops)
 		return nil, "", fmt.Errorf("redisstore: eval update: %w", err)
 	}
 	v, ok := res.([]any)

@@ -2,19 +2,26 @@
 -- heed.MemoryStore.Update applies it.
 --
 -- KEYS: the epoch key, then the state hash of each block's scope, then of
---    each rate's scope, then of each charge's scope.
--- A: now_s now_ns epoch new_epoch grace nblocks nrates, then per block:
---    duration in nanoseconds (> 0), then per rate: rate factor add default
---    min max burst ttl (ttl in nanoseconds), then per charge: cost.
+--    each rate's scope, then of each charge's scope, then the keys of the
+--    release section.
+-- A: now_s now_ns epoch new_epoch grace nblocks nrates ncharges, then per
+--    block: duration in nanoseconds (> 0), then per rate: rate factor add
+--    default min max burst ttl (ttl in nanoseconds), then per charge: cost,
+--    then the release section (see releases): the Store's releases queued
+--    since its last call, given back first.
 -- Returns {epoch, then each rate as set, as a string}. An update applies
 -- whatever the epoch: blocks merge by maximum and rates are the newest.
+
+local nb, nr, nc = num(6), num(7), num(8)
+-- Releases first: they happened before this update (a rate learned now
+-- does not cancel a gap that began before it).
+releases(9 + nb + 8 * nr + nc, 2 + nb + nr + nc)
 
 local ep = epoch(KEYS[1], A[3], A[4], num(5))
 redis.call('PEXPIRE', KEYS[1], EPOCHTTL)
 local out = {ep}
-local nb, nr = num(6), num(7)
-local j = 8
-local KEYS = {unpack(KEYS, 2)}
+local j = 9
+local KEYS = {unpack(KEYS, 2, 1 + nb + nr + nc)}
 
 for i = 1, nb do
   local sk = KEYS[i]
