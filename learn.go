@@ -27,7 +27,7 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 			in.Usage, in.HasUsage = p.Usage(resp)
 		}
 	}
-	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlight: int(t.inFlight.Load())}, &in, &r.plan)
+	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlight: t.pending()}, &in, &r.plan)
 	if t.OnLimits != nil && len(r.obs.Limits) > 0 {
 		t.OnLimits(LimitsEvent{Request: r.req, Limits: limitsOf(&r.obs, now)})
 	}

@@ -434,6 +434,17 @@ func (t *Transport) Waiting() []Waiting {
 	return out
 }
 
+// pending returns how many requests are sent and not yet answered, or wait
+// for a pacing turn: what a server's count of what is left will lose
+// before a new request reaches it.
+func (t *Transport) pending() int {
+	n := t.inFlight.Load()
+	for k := range t.waiting {
+		n += t.waiting[k][store.Paced].Load()
+	}
+	return int(n)
+}
+
 // waitingOn counts a request waiting on key for reason (by +1, or -1 once
 // it stops).
 func (t *Transport) waitingOn(key string, reason store.WaitReason, by int64) {

@@ -428,7 +428,7 @@ var parseCases = []parseCase{
 		name:   "shopify rest bucket",
 		status: 200,
 		header: []string{"X-Shopify-Shop-Api-Call-Limit: 32/40"},
-		limits: []string{"- requests - q=40 r=8 w=? reset=? shopify"},
+		limits: []string{"- requests tenant q=40 r=8 w=20s reset=? shopify"},
 	},
 	{
 		name:     "shopify rest 429",
@@ -436,7 +436,7 @@ var parseCases = []parseCase{
 		header:   []string{"X-Shopify-Shop-Api-Call-Limit: 40/40", "Retry-After: 2.0"},
 		throttle: true,
 		wait:     "2s Retry-After",
-		limits:   []string{"- requests - q=40 r=0 w=? reset=? shopify"},
+		limits:   []string{"- requests tenant q=40 r=0 w=20s reset=? shopify"},
 	},
 	{
 		name:   "shopify graphql cost",

@@ -39,7 +39,12 @@ func usedLimit(lim Limit, used, quota float64) Limit {
 }
 
 // shopify reads X-Shopify-Shop-Api-Call-Limit: 32/40, the REST Admin API's
-// leaky bucket: 32 of 40 requests used.
+// leaky bucket: 32 of 40 requests used, in the app's bucket for the store
+// (the tenant). The header does not say how fast the bucket leaks; every
+// plan Shopify publishes drains a full bucket in shopifyDrain (40 leaking 2
+// a second, 80 at 4, 400 at 20:
+// https://shopify.dev/docs/api/admin-rest/usage/rate-limits), so that is
+// taken for its window.
 func (p *parser) shopify() {
 	v, _ := p.get(keyShopify)
 	used, quota, ok := usedOf(v)
@@ -47,8 +52,12 @@ func (p *parser) shopify() {
 		p.warnf("X-Shopify-Shop-Api-Call-Limit: %s is not used/limit; ignored", quote(v))
 		return
 	}
-	p.add(usedLimit(Limit{Dialect: Shopify}, used, quota), "")
+	lim := Limit{Dialect: Shopify, Scope: ScopeTenant, Window: shopifyDrain, Known: HasWindow}
+	p.add(usedLimit(lim, used, quota), "")
 }
+
+// shopifyDrain is how long a Shopify REST bucket takes to leak empty.
+const shopifyDrain = 20 * time.Second
 
 // hubSpot reads X-HubSpot-RateLimit-*: a daily limit, a limit per interval
 // (-Max, -Remaining, -Interval-Milliseconds) and a per-second limit.

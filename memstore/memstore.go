@@ -353,6 +353,12 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			st.tat = limiter.Pace{Rate: rate, Burst: r.Burst}.Forgive(st.tat, now)
 		}
 		st.rate, st.burst, st.rateUntil = rate, r.Burst, now.Add(ttl)
+		if r.HasFree && rate > 0 {
+			// The server's count of what is left replaces the store's.
+			p := limiter.Pace{Rate: rate, Burst: r.Burst}
+			b := max(r.Burst, 1)
+			st.tat = now.Add(p.Span(b - min(max(r.Free, 0), b)))
+		}
 	}
 	for _, c := range u.Charges {
 		st := s.scopes[c.Key]

@@ -508,6 +508,11 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 		c.float(finite(r.Max))
 		c.float(finite(r.Burst))
 		c.dur(orDefault(r.TTL, s.rateTTL))
+		if r.HasFree {
+			c.float(max(finite(r.Free), 0))
+		} else {
+			c.float(-1)
+		}
 	}
 	for _, ch := range u.Charges {
 		c.key(s.tag, ":s:", ch.Key)

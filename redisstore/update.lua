@@ -6,7 +6,8 @@
 --    release section.
 -- A: now_s now_ns epoch new_epoch grace nblocks nrates ncharges, then per
 --    block: duration in nanoseconds (> 0), then per rate: rate factor add
---    default min max burst ttl (ttl in nanoseconds), then per charge: cost,
+--    default min max burst ttl free (ttl in nanoseconds; free below 0 for
+--    none), then per charge: cost,
 --    then the release section (see releases): the Store's releases queued
 --    since its last call, given back first.
 -- Returns {epoch, then each rate as set, as a string}. An update applies
@@ -15,7 +16,7 @@
 local nb, nr, nc = num(6), num(7), num(8)
 -- Releases first: they happened before this update (a rate learned now
 -- does not cancel a gap that began before it).
-releases(9 + nb + 8 * nr + nc, 2 + nb + nr + nc)
+releases(9 + nb + 9 * nr + nc, 2 + nb + nr + nc)
 
 local ep = epoch(KEYS[1], A[3], A[4], num(5))
 redis.call('PEXPIRE', KEYS[1], EPOCHTTL)
@@ -44,7 +45,8 @@ for i = nb + 1, nb + nr do
   if u and u > 0 then cur = tonumber(h[5]) or 0 end
   local rate, factor, add, def = num(j), num(j + 1), num(j + 2), num(j + 3)
   local lo, hi, burst, ttl = num(j + 4), num(j + 5), num(j + 6), num(j + 7)
-  j = j + 8
+  local free = num(j + 8)
+  j = j + 9
   -- heed.RateUpdate.Apply
   local v = rate
   if not (v > 0) then
@@ -78,6 +80,14 @@ for i = nb + 1, nb + nr do
       t = limit
       fields[7], fields[8] = 't', abs(t)
     end
+  end
+  if free >= 0 and v > 0 then
+    -- RateUpdate.Free: the server's count of what is left replaces the
+    -- store's debt.
+    local bb = burst
+    if not (bb > 0) then bb = 1 end
+    t = span(bb - math.min(free, bb), v)
+    fields[7], fields[8] = 't', abs(t)
   end
   save(sk, fields, rel(h[7]), b, g, t, u)
   out[#out + 1] = fields[2]

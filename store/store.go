@@ -188,6 +188,13 @@ type RateUpdate struct {
 	Max     float64
 	// Burst is the burst to pace with; zero or less means 1.
 	Burst float64
+	// Free, when HasFree is set, is how many units of the burst the server
+	// says may be spent now (its remaining count, less what requests in
+	// flight will take): the scope's pacing debt is set so that exactly
+	// that much is free, replacing what the store had counted. It is
+	// clamped to [0, Burst].
+	Free    float64
+	HasFree bool
 	// TTL is how long the learned rate holds before the scope falls back to
 	// its default. Zero means the store's default.
 	TTL time.Duration

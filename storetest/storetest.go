@@ -396,6 +396,28 @@ var cases = []struct {
 		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 2, TTL: time.Minute}}})
 		h.expect(adm(sc), store.Paced, 2500*ms, "e", true)
 	}},
+	{"ServerCountReplacesTheDebt", func(h *harness) {
+		sc := store.ScopeAdmit{Key: "e", Rate: 1, Burst: 1}
+		h.admitted(adm(sc))
+		h.expect(adm(sc), store.Paced, 1*s, "e", true)
+		// The server says 3 more may go now: its count replaces the debt
+		// (a turn already booked stays booked, as the reserve that sets
+		// Free allows for).
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 1, Burst: 10, Free: 3, HasFree: true, TTL: time.Minute}}})
+		h.admitted(adm(sc))
+		h.admitted(adm(sc))
+		h.admitted(adm(sc))
+		h.expect(adm(sc), store.Paced, 1*s, "e", true)
+		// Nothing free: the next goes one interval after the last booked.
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 1, Burst: 10, Free: 0, HasFree: true, TTL: time.Minute}}})
+		h.expect(adm(sc), store.Paced, 1*s, "e", true)
+		// More than the burst is clamped to it.
+		h.clock.Advance(time.Minute)
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 1, Burst: 2, Free: 50, HasFree: true, TTL: time.Minute}}})
+		h.admitted(adm(sc))
+		h.admitted(adm(sc))
+		h.expect(adm(sc), store.Paced, 1*s, "e", true)
+	}},
 	{"ScopeNamedTwiceIsChargedTwice", func(h *harness) {
 		sc := store.ScopeAdmit{Key: "e", Rate: 10, Burst: 1}
 		h.admitted(adm(sc, sc))

@@ -15,10 +15,10 @@
 //     at zero) is spread over the rest of the window.
 //   - A limit with nothing remaining blocks its scope until its reset.
 //   - Several policies on one scope all hold: the slowest rate wins.
-//   - A short window of ten seconds or more whose remaining count is
-//     reported may be spent in a burst (less a reserve for requests in
-//     flight): a short job runs at network speed, a long one settles at
-//     the steady rate.
+//   - A short window of ten seconds or more, of a scope the server names,
+//     whose remaining count is reported, may be spent at once (less a
+//     reserve for requests in flight): a short job runs at network speed, a
+//     long one settles at the steady rate.
 //   - With no advertised limit, a 429 cuts the endpoint's rate
 //     (multiplicative decrease, once per event) and quiet successes raise
 //     it again (additive increase): AIMD. The first cut starts from the
@@ -104,11 +104,11 @@ const (
 	// spreadBelow: a long window's quota is spread over the rest of the
 	// window once no more than this share of it is left.
 	spreadBelow = 0.5
-	// burstReserve is the share of a short window's quota that its burst
-	// leaves unspent, for requests in flight.
+	// burstReserve is the share of a short window's quota left unspent
+	// when what it says is left is spent at once (see spendable).
 	burstReserve = 0.03
-	// burstMinWindow: short windows at least this long may be spent in a
-	// burst.
+	// burstMinWindow: short windows at least this long may be spent at
+	// once.
 	burstMinWindow = 10 * time.Second
 	// MaxBlock bounds any block, however far in the future a server's
 	// reset or Retry-After lies.
@@ -176,9 +176,10 @@ type Config struct {
 	Target float64
 	// Skew is added to resets stated as instants on the server's clock.
 	Skew time.Duration
-	// InFlight is how many requests are sent and not yet answered: what a
-	// count of what is left will lose before a new request reaches the
-	// server. A burst spent from such a count keeps at least that many.
+	// InFlight is how many requests are sent and not yet answered, or
+	// hold a pacing turn: what a count of what is left will lose before a
+	// new request reaches the server. A count spent at once keeps at least
+	// that many.
 	InFlight int
 }
 
@@ -328,29 +329,6 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted"})
 					continue
 				}
-				if short && l.Scope != "" && l.Window >= burstMinWindow && l.Unit == header.Requests && l.Has(header.HasQuota) && l.Quota > 0 {
-					// What the server says is left may be spent at once: a
-					// short job on a fresh window (GitHub's search, 30 a
-					// minute) runs at network speed, and a long one settles
-					// at the steady rate once the burst is spent. A reserve
-					// stays for the requests in flight (this process's: other
-					// processes sharing a store are not counted); the burst moves in
-					// tenths of the quota, so that it is not rewritten on
-					// every response. Only where the server names the
-					// count's scope (GitHub's resource, a tenant or global
-					// limit): a count of unknown scope (an IETF policy, say)
-					// may be shared by endpoints not yet known to share it,
-					// each of which would spend it in a burst of its own.
-					// Not in windows of a few seconds (a
-					// paced job loses little there, and a burst meets the
-					// reset with requests in flight), nor for a limit in
-					// tokens (its costs are estimates until the response,
-					// and a burst of estimates overshoots).
-					step := max(1, l.Quota/10)
-					reserve := max(2, burstReserve*l.Quota, float64(cfg.InFlight))
-					left := math.Floor((l.Remaining-reserve)/step) * step
-					burst = m.burstFrom(key, in.SentAt, max(burst, left))
-				}
 				if short && rounded {
 					if turn, ok, fixed := m.nextTurn(key, now); ok && fixed && turn.Sub(now) < resetIn+time.Second {
 						// A fixed window whose turns heed has seen, and whose
@@ -393,7 +371,23 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		if sub.Key != "" {
 			m.addSub(r.Endpoint, sub)
 		}
-		mergeRate(u, first, store.RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
+		ru := store.RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl}
+		if short && spendable(l) {
+			// What the server says is left may be spent at once: a short
+			// job on a fresh window (GitHub's search, 30 a minute) or a
+			// bucket with room (Shopify's) runs at network speed, and a
+			// long one settles at the steady rate once it is spent. The
+			// count replaces heed's own (Free), less a reserve for the
+			// requests this Transport has in flight or queued (other
+			// processes sharing a store are not counted). A response
+			// overtaken by a later one leaves the count alone.
+			reserve := max(2, burstReserve*l.Quota, float64(cfg.InFlight))
+			ru.Burst = max(burst, l.Quota-reserve)
+			if m.freshCount(key, l, in.SentAt) {
+				ru.Free, ru.HasFree = max(l.Remaining-reserve, 0), true
+			}
+		}
+		mergeRate(u, first, ru)
 	}
 	// Leave out rates that only repeat what this process told the store a
 	// moment ago: with a Redis store each update is a round trip.
@@ -401,6 +395,20 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		return m.unchanged(ru, now)
 	})...)
 	return advertised
+}
+
+// spendable reports whether what a short window's limit says is left may
+// be spent at once: only where the server names the count's scope
+// (GitHub's resource, Shopify's bucket, a tenant or global limit), since a
+// count of unknown scope (an IETF policy, say) may be shared by endpoints
+// not yet known to share it, each of which would spend it; only in windows
+// of burstMinWindow or more (a paced job loses little in a window of a few
+// seconds, and a burst meets its reset with requests in flight); and only
+// for requests, not tokens or points, whose costs are estimates until the
+// response.
+func spendable(l *header.Limit) bool {
+	return l.Scope != "" && l.Window >= burstMinWindow && l.Unit == header.Requests &&
+		l.Has(header.HasQuota|header.HasRemaining) && l.Quota > 0 && !l.Exhausted()
 }
 
 // spreadNeeded reports whether a long window's quota is low enough to be

@@ -471,27 +471,29 @@ func TestPlanSpreadNeverOutlastsTheReset(t *testing.T) {
 }
 
 // A short window of ten seconds or more, whose scope the server names
-// (GitHub's resource), with what is left reported, may be spent in a burst
-// (less a reserve, at least the requests in flight, in tenths of the
-// quota): a short job on GitHub's search quota (30 a minute) runs at network
-// speed. Windows of a few seconds, and counts of unknown scope (an IETF
-// policy, which endpoints not yet known to share it may spend too), keep
-// the small burst.
-func TestPlanBurstsWhatIsLeftOfAMinuteWindow(t *testing.T) {
+// (GitHub's resource), with what is left reported, may be spent at once:
+// the store is told the count, less a reserve (at least the requests in
+// flight), as what is free now, with a burst of the quota less the reserve.
+// A short job on GitHub's search quota (30 a minute) runs at network speed.
+// Windows of a few seconds, and counts of unknown scope (an IETF policy,
+// which endpoints not yet known to share it may spend too), keep the small
+// burst and tell no count.
+func TestPlanSpendsWhatIsLeftOfAMinuteWindow(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
 		scope            string
 		quota, remaining float64
 		window           time.Duration
 		inFlight         int
-		burst            float64
+		burst, free      float64
+		hasFree          bool
 	}{
-		{"fresh minute window", "search", 30, 29, time.Minute, 0, 27},
-		{"minute window half spent", "search", 30, 14, time.Minute, 0, 12},
-		{"minute window nearly spent", "search", 30, 4, time.Minute, 0, 1},
-		{"ten requests in flight", "search", 30, 29, time.Minute, 10, 18},
-		{"one-second window", "search", 10, 9, time.Second, 0, 1},
-		{"a count of unknown scope", "", 30, 29, time.Minute, 0, 1},
+		{"fresh minute window", "search", 30, 29, time.Minute, 0, 28, 27, true},
+		{"minute window half spent", "search", 30, 14, time.Minute, 0, 28, 12, true},
+		{"minute window nearly spent", "search", 30, 1, time.Minute, 0, 28, 0, true},
+		{"ten requests in flight", "search", 30, 29, time.Minute, 10, 20, 19, true},
+		{"one-second window", "search", 10, 9, time.Second, 0, 1, 0, false},
+		{"a count of unknown scope", "", 30, 29, time.Minute, 0, 1, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var m Memory
@@ -503,36 +505,53 @@ func TestPlanBurstsWhatIsLeftOfAMinuteWindow(t *testing.T) {
 				t.Fatalf("rates = %+v, want one", p.Update.Rates)
 			}
 			ru := p.Update.Rates[0]
-			if want := DefaultTarget * tc.quota / tc.window.Seconds(); math.Abs(ru.Rate-want) > 1e-9 || ru.Burst != tc.burst {
-				t.Errorf("rate %v burst %v, want rate %v burst %v", ru.Rate, ru.Burst, want, tc.burst)
+			if want := DefaultTarget * tc.quota / tc.window.Seconds(); math.Abs(ru.Rate-want) > 1e-9 || ru.Burst != tc.burst ||
+				ru.Free != tc.free || ru.HasFree != tc.hasFree {
+				t.Errorf("rate %v burst %v free %v (%v), want rate %v burst %v free %v (%v)",
+					ru.Rate, ru.Burst, ru.Free, ru.HasFree, want, tc.burst, tc.free, tc.hasFree)
 			}
 		})
 	}
 }
 
 // A response overtaken by a later one (sent earlier, reporting more left)
-// does not raise the burst again.
-func TestPlanBurstIgnoresAnOvertakenCount(t *testing.T) {
+// tells the store no count.
+func TestPlanIgnoresAnOvertakenCount(t *testing.T) {
 	var m Memory
-	burst := func(remaining float64, sentAt time.Time) float64 {
+	free := func(remaining float64, sentAt time.Time) (float64, bool) {
 		l := limit("", qwrr, 30, remaining, time.Minute, 30*time.Second)
 		l.Scope = "search"
 		var p Plan
 		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sentAt, Now: t0.Add(time.Second)}, &p)
 		if len(p.Update.Rates) != 1 {
-			return -1
+			return -1, false
 		}
-		return p.Update.Rates[0].Burst
+		return p.Update.Rates[0].Free, p.Update.Rates[0].HasFree
 	}
-	if b := burst(14, t0.Add(500*time.Millisecond)); b != 12 {
-		t.Fatalf("burst from 14 left = %v, want 12", b)
+	if f, ok := free(14, t0.Add(500*time.Millisecond)); f != 12 || !ok {
+		t.Fatalf("free from 14 left = %v (%v), want 12", f, ok)
 	}
-	// The overtaken response keeps 12, which repeats what was told: no
-	// update at all.
-	if b := burst(29, t0); b != -1 {
-		t.Errorf("an overtaken response (29 left, sent earlier) set burst %v, want 12 kept (no update)", b)
+	if f, ok := free(29, t0); ok {
+		t.Errorf("an overtaken response (29 left, sent earlier) told %v free, want nothing", f)
 	}
-	if b := burst(3, t0.Add(900*time.Millisecond)); b != 1 {
-		t.Errorf("burst from a later response (3 left) = %v, want 1", b)
+	if f, ok := free(3, t0.Add(900*time.Millisecond)); f != 1 || !ok {
+		t.Errorf("free from a later response (3 left) = %v (%v), want 1", f, ok)
+	}
+	// Sent at the same instant, answered in another order: the least left
+	// stands.
+	if f, ok := free(5, t0.Add(900*time.Millisecond)); ok {
+		t.Errorf("a response to a request sent with the last, leaving more (5), told %v free, want nothing", f)
+	}
+	// Sent later, but in the same window and leaving more: out of date.
+	if f, ok := free(6, t0.Add(950*time.Millisecond)); ok {
+		t.Errorf("a later response in the same window leaving more (6) told %v free, want nothing", f)
+	}
+	// A new window (the reset moved a minute on): its count stands.
+	l := limit("", qwrr, 30, 29, time.Minute, 90*time.Second)
+	l.Scope = "search"
+	var p Plan
+	m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0.Add(time.Second), Now: t0.Add(time.Second)}, &p)
+	if len(p.Update.Rates) != 1 || !p.Update.Rates[0].HasFree || p.Update.Rates[0].Free != 27 {
+		t.Errorf("a new window's count: %+v, want 27 free", p.Update.Rates)
 	}
 }

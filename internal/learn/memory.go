@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/heedhttp/heed/header"
 	"github.com/heedhttp/heed/internal/scope"
 	"github.com/heedhttp/heed/store"
 )
@@ -49,9 +50,9 @@ const (
 //   - told: the rates last set in the store, so that an update repeating
 //     one is skipped.
 //   - phases: for short fixed windows, where the window turns.
-//   - bursts: per scope, the burst last spent from a remaining count, so
-//     that a response overtaken by a later one (sent earlier, reporting
-//     more left) does not raise it again.
+//   - counts: per scope, when the request whose response last told the
+//     store what is left was sent, so that a response overtaken by a later
+//     one (sent earlier, reporting more left) tells nothing.
 //
 // Each map holds at most MaxEntries entries. The zero Memory is empty and
 // ready to use; it is safe for concurrent use.
@@ -66,14 +67,14 @@ type Memory struct {
 	anyWide  atomic.Bool // wide has held an entry: Widened may find one
 	told     map[string]toldRate
 	phases   map[string]*phase
-	bursts   map[string]burstMemo
+	counts   map[string]countMemo
 }
 
-// burstMemo is the burst last taken from a window's remaining count, and
-// when the request that reported it was sent.
-type burstMemo struct {
-	sentAt time.Time
-	burst  float64
+// countMemo is the count of what is left of a scope last told to the store:
+// when its request was sent, how much was left, and the window's reset.
+type countMemo struct {
+	sentAt, reset time.Time
+	remaining     float64
 }
 
 // SubScope is a named limit scope an endpoint joins.
@@ -324,7 +325,7 @@ func (m *Memory) acceptedRateLocked(endpoint string, now time.Time) float64 {
 func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if prev, ok := m.told[ru.Key]; ok && prev.burst == ru.Burst && now.Sub(prev.at) < prev.ttl/4 &&
+	if prev, ok := m.told[ru.Key]; ok && !ru.HasFree && prev.burst == ru.Burst && now.Sub(prev.at) < prev.ttl/4 &&
 		math.Abs(ru.Rate-prev.rate) <= 0.01*prev.rate {
 		return true
 	}
@@ -404,17 +405,28 @@ func (m *Memory) quietLocked(key string, now time.Time) (n int, raise bool) {
 	return n, true
 }
 
-// burstFrom returns the burst to tell the store for a window's scope, b as
-// read from a response to a request sent at sentAt: b, unless a response to
-// a later request has already set the burst, which then stands (the older
-// response's remaining count is out of date).
-func (m *Memory) burstFrom(key string, sentAt time.Time, b float64) float64 {
+// freshCount reports whether a count of what is left of a scope (l's
+// remaining), from the response to a request sent at sentAt, is the
+// newest: no response to a later request has told one already, nor one to
+// a request sent at the same instant that left less, nor, in the same
+// window (the same reset), one that left less (a window's count only goes
+// down). An overtaken response's count is out of date, and reports more
+// left than there is.
+func (m *Memory) freshCount(key string, l *header.Limit, sentAt time.Time) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if have, ok := m.bursts[key]; ok && sentAt.Before(have.sentAt) {
-		return have.burst
+	if have, ok := m.counts[key]; ok {
+		sameWindow := l.Has(header.HasReset) && !have.reset.IsZero() && absDuration(l.Reset.Sub(have.reset)) < time.Second
+		if sentAt.Before(have.sentAt) || sentAt.Equal(have.sentAt) && l.Remaining >= have.remaining ||
+			sameWindow && l.Remaining > have.remaining {
+			return false
+		}
 	}
-	reset(&m.bursts)
-	m.bursts[key] = burstMemo{sentAt: sentAt, burst: b}
-	return b
+	reset(&m.counts)
+	c := countMemo{sentAt: sentAt, remaining: l.Remaining}
+	if l.Has(header.HasReset) {
+		c.reset = l.Reset
+	}
+	m.counts[key] = c
+	return true
 }
