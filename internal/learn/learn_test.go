@@ -555,3 +555,44 @@ func TestPlanIgnoresAnOvertakenCount(t *testing.T) {
 		t.Errorf("a new window's count: %+v, want 27 free", p.Update.Rates)
 	}
 }
+
+// A shared limit takes at least what one of its endpoints was accepted at
+// alone: once the widened endpoints together are accepted at well below
+// that, the hypothesis is refuted (the cuts that brought them there
+// answered one endpoint's own limit), even with no 429 to test it by.
+func TestPlanRefutesAWidenedScopeBelowAMembersOwnRate(t *testing.T) {
+	var m Memory
+	mk := func(path string) *Request { r := request(); r.Endpoint = "https://api.test GET " + path; return r }
+	a, b := mk("/v1/a"), mk("/v1/b")
+	send := func(r *Request, status int, at time.Time) {
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at, Now: at}, &p)
+	}
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	// a is accepted at 10/s alone, b at 2/s; each is cut once, then both
+	// are refused together, paced: the hypothesis is adopted.
+	for i := range 40 {
+		send(a, 200, ms(100*i))
+		if i%5 == 0 {
+			send(b, 200, ms(100*i+1))
+		}
+	}
+	send(a, 429, ms(4000))
+	send(b, 429, ms(4010))
+	send(a, 429, ms(6000))
+	send(b, 429, ms(6010))
+	if _, ok := m.Widened(a.Tenant, a.Endpoint, ms(6020)); !ok {
+		t.Fatalf("the hypothesis was not adopted")
+	}
+	// Together they are now accepted at 2/s, below 0.8 of a's own 10/s.
+	for i := range 4 * floorEvery {
+		r := a
+		if i%2 == 1 {
+			r = b
+		}
+		send(r, 200, ms(6500+500*i))
+	}
+	if _, ok := m.Widened(a.Tenant, a.Endpoint, ms(6500+500*4*floorEvery)); ok {
+		t.Errorf("the hypothesis held with its endpoints together accepted at a fifth of one endpoint's own rate")
+	}
+}

@@ -15,6 +15,13 @@ const (
 	// must exceed its share of the traffic to refute it.
 	refuteAfter  = 8
 	refuteMargin = 0.4
+	// refuteFloor: a shared limit takes at least what one of its members
+	// was accepted at alone; the hypothesis is refuted once its members
+	// together are accepted at less than this share of that (the cuts
+	// that brought them there answered some member's own limit).
+	refuteFloor = 0.8
+	// floorEvery: the floor is tested every this many members' responses.
+	floorEvery = 16
 	// maxMembers caps the endpoints one tenant's hypothesis tracks.
 	maxMembers = 64
 )
@@ -24,8 +31,11 @@ const (
 // (its members, and only they) are paced by one AIMD scope of the tenant.
 // A shared limit refuses each endpoint in proportion to its traffic; when
 // one endpoint draws far more than its share of the 429s, its limit is its
-// own, and the hypothesis is dropped. Otherwise it lasts while its members
-// send, and lapses widenTTL after they stop.
+// own, and the hypothesis is dropped. A shared limit also takes at least
+// what any one member was accepted at alone before it joined (floor); when
+// the members together fall well below that, the hypothesis is dropped too.
+// Otherwise it lasts while its members send, and lapses widenTTL after they
+// stop.
 type wideState struct {
 	until      time.Time // the hypothesis holds until then
 	quietUntil time.Time // refuted: not adopted again before then
@@ -33,8 +43,9 @@ type wideState struct {
 	lastEP     string
 	lastPaced  bool // whether AIMD paced lastEP when it drew that 429
 	members    map[string]*member
-	sent       int // responses to members under the hypothesis
-	limited    int // bare 429s of members under the hypothesis
+	sent       int     // responses to members under the hypothesis
+	limited    int     // bare 429s of members under the hypothesis
+	floor      float64 // the most one member was accepted at when it joined
 }
 
 type member struct{ sent, limited int }
@@ -62,27 +73,29 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	together := paced && w.lastPaced && w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < bareWindow
 	if (idle || together) && !now.Before(w.quietUntil) {
 		if !now.Before(w.until) {
-			w.members, w.sent, w.limited = nil, 0, 0 // a new hypothesis
+			w.members, w.sent, w.limited, w.floor = nil, 0, 0, 0 // a new hypothesis
 		}
 		w.until = now.Add(widenTTL)
-		w.join(w.lastEP)
-		w.join(endpoint)
+		m.joinLocked(w, w.lastEP, now)
+		m.joinLocked(w, endpoint, now)
 	}
 	w.lastAt, w.lastEP, w.lastPaced = now, endpoint, paced
 	if !now.Before(w.until) {
 		return
 	}
-	w.join(endpoint)
+	m.joinLocked(w, endpoint, now)
 	if mb := w.members[endpoint]; mb != nil {
 		mb.limited++
 		w.limited++
 	}
 	if w.limited >= refuteAfter && w.refuted() {
-		w.until, w.quietUntil, w.members = time.Time{}, now.Add(widenQuiet), nil
+		w.refute(now)
 	}
 }
 
-func (w *wideState) join(endpoint string) {
+// joinLocked makes an endpoint a member of w, raising w's floor to the
+// rate its requests were accepted at alone; m.mu is held.
+func (m *Memory) joinLocked(w *wideState, endpoint string, now time.Time) {
 	if endpoint == "" || w.members[endpoint] != nil {
 		return
 	}
@@ -91,7 +104,14 @@ func (w *wideState) join(endpoint string) {
 	}
 	if len(w.members) < maxMembers {
 		w.members[endpoint] = &member{}
+		w.floor = max(w.floor, m.acceptedRateLocked(endpoint, now))
 	}
+}
+
+// refute drops the hypothesis, and keeps it from being adopted again for a
+// while.
+func (w *wideState) refute(now time.Time) {
+	w.until, w.quietUntil, w.members = time.Time{}, now.Add(widenQuiet), nil
 }
 
 // refuted reports whether one member drew far more of the 429s than its
@@ -121,6 +141,10 @@ func (m *Memory) wideResponseLocked(tenant, endpoint string, now time.Time) {
 	if mb := w.members[endpoint]; mb != nil {
 		mb.sent++
 		w.sent++
+		if w.sent%floorEvery == 0 && w.floor > 0 && m.membersRateLocked(tenant, now) < refuteFloor*w.floor {
+			w.refute(now)
+			return
+		}
 		// Holding, and not refuted: it lasts while its members send.
 		w.until = now.Add(widenTTL)
 	}
