@@ -405,9 +405,10 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 // of burstMinWindow or more (a paced job loses little in a window of a few
 // seconds, and a burst meets its reset with requests in flight); and only
 // for requests, not tokens or points, whose costs are estimates until the
-// response.
+// response. Never a resource's limit (Jira's per-issue writes): writes to
+// one resource are spaced, not sent at once.
 func spendable(l *header.Limit) bool {
-	return l.Scope != "" && l.Window >= burstMinWindow && l.Unit == header.Requests &&
+	return l.Scope != "" && l.Scope != header.ScopeKey && l.Window >= burstMinWindow && l.Unit == header.Requests &&
 		l.Has(header.HasQuota|header.HasRemaining) && l.Quota > 0 && !l.Exhausted()
 }
 
@@ -420,13 +421,16 @@ func spreadNeeded(l *header.Limit) bool {
 }
 
 // mergeRate adds ru to u's rates, or, when a rate for its scope is already
-// there from this response, keeps the slower.
+// there from this response, keeps the slower. Then no limit's count of what
+// is left is told as free: it is not the other limit's, which spending it
+// at once would overrun.
 func mergeRate(u *store.Update, from int, ru store.RateUpdate) {
 	for i := from; i < len(u.Rates); i++ {
 		if have := &u.Rates[i]; have.Key == ru.Key {
 			if ru.Rate < have.Rate {
 				*have = ru
 			}
+			have.Free, have.HasFree = 0, false
 			return
 		}
 	}

@@ -596,3 +596,36 @@ func TestPlanRefutesAWidenedScopeBelowAMembersOwnRate(t *testing.T) {
 		t.Errorf("the hypothesis held with its endpoints together accepted at a fifth of one endpoint's own rate")
 	}
 }
+
+// Two limits on one scope in one response (a 30-per-minute and a
+// 5-per-10s count, say): neither count is told as free, since spending one
+// at once would overrun the other; and a resource's limit never is.
+func TestPlanTellsNoCountForTwoLimitsOnOneScopeOrAResource(t *testing.T) {
+	plan := func(ls ...header.Limit) store.RateUpdate {
+		var m Memory
+		var p Plan
+		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: ls}, Status: 200, SentAt: t0, Now: t0}, &p)
+		if len(p.Update.Rates) != 1 {
+			t.Fatalf("rates = %+v, want one", p.Update.Rates)
+		}
+		return p.Update.Rates[0]
+	}
+	minute := limit("", qwrr, 30, 29, time.Minute, 30*time.Second)
+	minute.Scope = header.ScopeTenant
+	if ru := plan(minute); !ru.HasFree {
+		t.Fatalf("one tenant limit: %+v, want its count told", ru)
+	}
+	short := limit("", qwrr, 5, 4, 10*time.Second, 5*time.Second)
+	short.Scope = header.ScopeTenant
+	if ru := plan(minute, short); ru.HasFree {
+		t.Errorf("two limits on the tenant: %+v, want no count told", ru)
+	}
+	if ru := plan(short, minute); ru.HasFree {
+		t.Errorf("two limits on the tenant, the other order: %+v, want no count told", ru)
+	}
+	issue := minute
+	issue.Scope = header.ScopeKey
+	if ru := plan(issue); ru.HasFree {
+		t.Errorf("a resource's limit: %+v, want no count told", ru)
+	}
+}
