@@ -56,6 +56,7 @@ type scopeState struct {
 	burst        float64
 	rateUntil    time.Time
 	used         time.Time                 // the last admission that asked for it
+	cutAt        time.Time                 // when a cut last applied (RateUpdate.Event)
 	leases       map[store.Lease]time.Time // lease -> expiry; zero for none
 }
 
@@ -324,6 +325,12 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 	for i := range u.Rates {
 		r := &u.Rates[i]
 		st := s.state(r.Key, now)
+		if cut := r.Factor > 0 && r.Factor < 1 && !r.Event.IsZero(); cut {
+			if !r.Event.After(st.cutAt) {
+				continue // a cut of the same event has applied
+			}
+			st.cutAt = now
+		}
 		cur := 0.0
 		if st.rateUntil.After(now) {
 			cur = st.rate

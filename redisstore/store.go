@@ -513,6 +513,11 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 		} else {
 			c.float(-1)
 		}
+		if r.Factor > 0 && r.Factor < 1 && !r.Event.IsZero() {
+			c.dur(s.clock().Sub(r.Event)) // how long ago the event began
+		} else {
+			c.int(-1)
+		}
 	}
 	for _, ch := range u.Charges {
 		c.key(s.tag, ":s:", ch.Key)

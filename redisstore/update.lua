@@ -6,8 +6,9 @@
 --    release section.
 -- A: now_s now_ns epoch new_epoch grace nblocks nrates ncharges, then per
 --    block: duration in nanoseconds (> 0), then per rate: rate factor add
---    default min max burst ttl free (ttl in nanoseconds; free below 0 for
---    none), then per charge: cost,
+--    default min max burst ttl free event (ttl in nanoseconds; free below 0
+--    for none; event, for a cut, how many nanoseconds ago its refused
+--    request was sent, below 0 for none), then per charge: cost,
 --    then the release section (see releases): the Store's releases queued
 --    since its last call, given back first.
 -- Returns {epoch, then each rate as set, as a string}. An update applies
@@ -16,7 +17,7 @@
 local nb, nr, nc = num(6), num(7), num(8)
 -- Releases first: they happened before this update (a rate learned now
 -- does not cancel a gap that began before it).
-releases(9 + nb + 9 * nr + nc, 2 + nb + nr + nc)
+releases(9 + nb + 10 * nr + nc, 2 + nb + nr + nc)
 
 local ep = epoch(KEYS[1], A[3], A[4], num(5))
 redis.call('PEXPIRE', KEYS[1], EPOCHTTL)
@@ -39,14 +40,23 @@ end
 
 for i = nb + 1, nb + nr do
   local sk = KEYS[i]
-  local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'r', 'k', 'x')
+  local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'r', 'k', 'x', 'c')
   local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
   local cur = 0
   if u and u > 0 then cur = tonumber(h[5]) or 0 end
   local rate, factor, add, def = num(j), num(j + 1), num(j + 2), num(j + 3)
   local lo, hi, burst, ttl = num(j + 4), num(j + 5), num(j + 6), num(j + 7)
-  local free = num(j + 8)
-  j = j + 9
+  local free, ago = num(j + 8), num(j + 9)
+  j = j + 10
+  -- RateUpdate.Event: a cut of an event that has cut already is skipped.
+  local skip = false
+  if ago >= 0 and factor > 0 and factor < 1 then
+    local lc = rel(h[8])
+    if lc and lc >= -ago then skip = true end
+  end
+  if skip then
+    out[#out + 1] = h[5] or '0'
+  else
   -- heed.RateUpdate.Apply
   local v = rate
   if not (v > 0) then
@@ -89,8 +99,13 @@ for i = nb + 1, nb + nr do
     t = span(bb - math.min(free, bb), v)
     fields[7], fields[8] = 't', abs(t)
   end
+  if ago >= 0 and factor > 0 and factor < 1 then
+    fields[#fields + 1] = 'c'
+    fields[#fields + 1] = abs(0)
+  end
   save(sk, fields, rel(h[7]), b, g, t, u)
   out[#out + 1] = fields[2]
+  end
 end
 
 for i = nb + nr + 1, #KEYS do

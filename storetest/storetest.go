@@ -418,6 +418,25 @@ var cases = []struct {
 		h.admitted(adm(sc))
 		h.expect(adm(sc), store.Paced, 1*s, "e", true)
 	}},
+	{"CutsOfOneEventApplyOnce", func(h *harness) {
+		sc := store.ScopeAdmit{Key: "e", Rate: 10, Burst: 1}
+		cut := func(sentAgo time.Duration) *store.Update {
+			return &store.Update{Rates: []store.RateUpdate{{Key: "e", Factor: 0.5, Burst: 1, TTL: time.Minute, Event: h.clock.Now().Add(-sentAgo)}}}
+		}
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 8, Burst: 1, TTL: time.Minute}}})
+		h.update(cut(time.Millisecond))
+		// Another caller's 429 of a request sent before that cut: the same
+		// event, already cut for.
+		h.update(cut(2 * time.Millisecond))
+		h.admitted(adm(sc))
+		h.expect(adm(sc), store.Paced, 250*ms, "e", true) // 4 a second, not 2
+		// A request sent after the cut is refused: a new event.
+		h.clock.Advance(time.Second)
+		h.update(cut(time.Millisecond))
+		h.clock.Advance(time.Second)
+		h.admitted(adm(sc))
+		h.expect(adm(sc), store.Paced, 500*ms, "e", true) // 2 a second
+	}},
 	{"ScopeNamedTwiceIsChargedTwice", func(h *harness) {
 		sc := store.ScopeAdmit{Key: "e", Rate: 10, Burst: 1}
 		h.admitted(adm(sc, sc))

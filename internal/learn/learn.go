@@ -554,7 +554,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 		// fast.
 		factor = min(factor, max(aimdDeepest, 1-refused))
 	}
-	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt})
 }
 
 // acceptedCount is how many of the requests of r's AIMD scope were

@@ -108,7 +108,7 @@ func TestPlan(t *testing.T) {
 			name:   "a bare 429 cuts the endpoint's rate",
 			status: 429,
 			want: Plan{Bare: true, BareBlock: 0, Update: store.Update{Rates: []store.RateUpdate{
-				{Key: "https://api.test GET /v1/items/{id}", Factor: aimdCut, Default: 50, Min: aimdFloor, Max: aimdCeiling * 50, Burst: 1, TTL: store.DefaultRateTTL},
+				{Key: "https://api.test GET /v1/items/{id}", Factor: aimdCut, Default: 50, Min: aimdFloor, Max: aimdCeiling * 50, Burst: 1, TTL: store.DefaultRateTTL, Event: t0},
 			}}},
 		},
 	} {
