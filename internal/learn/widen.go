@@ -4,8 +4,8 @@ import "time"
 
 const (
 	// bareWindow: bare 429s from two endpoints of a tenant this close
-	// together, each already paced by AIMD at a ceiling of its own, are
-	// evidence that their unknown limit is one of the tenant.
+	// together, each already paced by AIMD, are evidence that their unknown
+	// limit is one of the tenant.
 	bareWindow = 2 * time.Second
 	// widenQuiet is how long a tenant whose hypothesis was refuted is paced
 	// per endpoint before the hypothesis may be adopted again.
@@ -64,13 +64,12 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 		m.anyWide.Store(true)
 	}
 	// Evidence: an endpoint idle for a while cannot have drawn the 429 by
-	// its own traffic; two endpoints refused together while each is paced
-	// at a ceiling of its own (a rate where its AIMD met a 429 after
-	// recovering) share one limit. Endpoints not paced yet, bursting at
-	// once when a program starts, or still in slow start, are refused
-	// together by limits of their own just as well: that is no evidence.
+	// its own traffic. Bare 429s of several busy endpoints close together
+	// are no evidence: endpoints bursting at once when a program starts,
+	// or each probing its own limit, are refused together by limits of
+	// their own just as well.
 	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap
-	paced := m.aimd[endpoint] != nil && m.aimd[endpoint].ceiling > 0
+	paced := m.aimd[endpoint] != nil
 	together := paced && w.lastPaced && w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < bareWindow
 	if (idle || together) && !now.Before(w.quietUntil) {
 		if !now.Before(w.until) {
