@@ -336,8 +336,7 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 
 // cut reports whether a 429 on a scope, for a request sent at sentAt, is a
 // new event that should cut the scope's rate, and by what factor. 429s of
-// requests sent before the last cut, or at its instant, belong to the
-// event that cut.
+// requests sent before the last cut belong to the event that cut.
 func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, acc float64) (factor float64, first, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -346,7 +345,7 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, ac
 		reset(&m.aimd)
 		st = &aimdState{}
 		m.aimd[key] = st
-	} else if !sentAt.After(st.lastCut) || now.Sub(st.lastCut) < minGap {
+	} else if st.lastCut.After(sentAt) || now.Sub(st.lastCut) < minGap {
 		return 0, false, false
 	}
 	factor = aimdCut
