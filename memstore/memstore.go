@@ -326,7 +326,7 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 		r := &u.Rates[i]
 		st := s.state(r.Key, now)
 		if cut := r.Factor > 0 && r.Factor < 1 && !r.Event.IsZero(); cut {
-			if !r.Event.After(st.cutAt) {
+			if r.Event.Before(st.cutAt) {
 				continue // a cut of the same event has applied
 			}
 			st.cutAt = now

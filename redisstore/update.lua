@@ -52,7 +52,7 @@ for i = nb + 1, nb + nr do
   local skip = false
   if ago >= 0 and factor > 0 and factor < 1 then
     local lc = rel(h[8])
-    if lc and lc >= -ago then skip = true end
+    if lc and lc > -ago then skip = true end
   end
   if skip then
     out[#out + 1] = h[5] or '0'

@@ -197,9 +197,9 @@ type RateUpdate struct {
 	HasFree bool
 	// Event, for a cut (Factor in (0, 1)), is when the refused request that
 	// calls for it was sent: the store applies the cut only when it has
-	// applied none since, so that the many 429s of one event cut a scope
-	// once, whichever callers and processes learn of them. Zero applies the
-	// cut whatever came before.
+	// applied none after that instant, so that the many 429s of one event
+	// cut a scope once, whichever callers and processes learn of them. Zero
+	// applies the cut whatever came before.
 	Event time.Time
 	// TTL is how long the learned rate holds before the scope falls back to
 	// its default. Zero means the store's default.

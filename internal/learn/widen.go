@@ -43,9 +43,10 @@ type wideState struct {
 	lastEP     string
 	lastPaced  bool // whether AIMD paced lastEP when it drew that 429
 	members    map[string]*member
-	sent       int     // responses to members under the hypothesis
-	limited    int     // bare 429s of members under the hypothesis
-	floor      float64 // the most one member was accepted at when it joined
+	sent       int       // responses to members under the hypothesis
+	limited    int       // bare 429s of members under the hypothesis
+	floor      float64   // the most one member was accepted at when it joined
+	adopted    time.Time // when the hypothesis was adopted; the floor is tested two meter windows on
 }
 
 type member struct{ sent, limited int }
@@ -73,7 +74,7 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	together := paced && w.lastPaced && w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < bareWindow
 	if (idle || together) && !now.Before(w.quietUntil) {
 		if !now.Before(w.until) {
-			w.members, w.sent, w.limited, w.floor = nil, 0, 0, 0 // a new hypothesis
+			w.members, w.sent, w.limited, w.floor, w.adopted = nil, 0, 0, 0, now // a new hypothesis
 		}
 		w.until = now.Add(widenTTL)
 		m.joinLocked(w, w.lastEP, now)
@@ -104,7 +105,11 @@ func (m *Memory) joinLocked(w *wideState, endpoint string, now time.Time) {
 	}
 	if len(w.members) < maxMembers {
 		w.members[endpoint] = &member{}
-		w.floor = max(w.floor, m.acceptedRateLocked(endpoint, now))
+		// Only a rate measured over a whole window: a partial one, at a
+		// program's start, reads the burst the server let through at once.
+		if mt := m.accepted[endpoint]; mt != nil && mt.rate > 0 {
+			w.floor = max(w.floor, mt.rate)
+		}
 	}
 }
 
@@ -141,7 +146,8 @@ func (m *Memory) wideResponseLocked(tenant, endpoint string, now time.Time) {
 	if mb := w.members[endpoint]; mb != nil {
 		mb.sent++
 		w.sent++
-		if w.sent%floorEvery == 0 && w.floor > 0 && m.membersRateLocked(tenant, now) < refuteFloor*w.floor {
+		if w.sent%floorEvery == 0 && w.floor > 0 && now.Sub(w.adopted) >= 2*meterWindow &&
+			m.membersRateLocked(tenant, now) < refuteFloor*w.floor {
 			w.refute(now)
 			return
 		}
