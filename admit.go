@@ -42,6 +42,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	}
 	deadline := now.Add(t.maxWait())
 	byContext := false // the context's deadline is the binding one
+	r.pacedBy = ""
 	if !r.deadline.IsZero() && r.deadline.Before(deadline) {
 		deadline, byContext = r.deadline, true
 	}
@@ -133,6 +134,9 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			t.OnWait(WaitEvent{Request: req, Reason: d.Reason, Scope: d.Scope, Wait: wait})
 		}
 		r.waited = true
+		if d.Reason == store.Paced {
+			r.pacedBy = d.Scope
+		}
 		t.waitingOn(d.Scope, d.Reason, 1)
 		err = t.sleep(ctx, wait, d.Reason == store.Busy)
 		t.waitingOn(d.Scope, d.Reason, -1)

@@ -34,6 +34,7 @@ type request struct {
 	start    time.Time   // when RoundTrip began: the one clock read before sending
 	respAt   time.Time   // when the last response came
 	waited   bool        // admission waited, so start is no longer now
+	pacedBy  string      // the scope whose pacing turn admission last waited for, or ""
 	deadline time.Time   // the context's deadline, or zero
 	lease    store.Lease // held from admission to release; zero for none
 	renewal  *renewal    // renews lease while the request runs, or nil

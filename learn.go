@@ -21,7 +21,7 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 		bodies = t.Profile.Bodies
 	}
 	header.ParseInto(&r.obs, resp.StatusCode, resp.Header, peekBody(resp, bodies), now)
-	in := learn.Input{Req: &r.keys, Obs: &r.obs, Status: resp.StatusCode, SentAt: r.sentAt, Now: now}
+	in := learn.Input{Req: &r.keys, Obs: &r.obs, Status: resp.StatusCode, SentAt: r.sentAt, Now: now, PacedBy: r.pacedBy}
 	if r.units && !r.obs.Throttled {
 		if p := t.Profile; p != nil && p.Usage != nil {
 			in.Usage, in.HasUsage = p.Usage(resp)

@@ -167,6 +167,12 @@ type Input struct {
 	// HasUsage is set (the profile read it from the response).
 	Usage    float64
 	HasUsage bool
+	// PacedBy is the scope whose pacing turn the request waited for, or
+	// "": where no limit is advertised and the profile gives the endpoint
+	// no rate, a turn on its AIMD scope is the rate AIMD set, perhaps by
+	// another Transport sharing the store, which this one's quiet
+	// successes then raise too.
+	PacedBy string
 }
 
 // Config holds the Transport's settings that learning uses.
@@ -604,6 +610,17 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 		return
 	}
 	key, wide := m.widenedLocked(r.Tenant, r.Endpoint, in.Now)
+	if !wide {
+		key = r.Endpoint
+	}
+	if m.aimd[key] == nil && in.PacedBy == key && (wide || r.Rate <= 0) {
+		// Paced by a rate this Transport's AIMD did not set: another's,
+		// through the store. It raises that rate with its successes, as
+		// the one that cut it does, or the rate rises at one caller's
+		// share of the traffic.
+		reset(&m.aimd)
+		m.aimd[key] = &aimdState{lastRaise: in.Now}
+	}
 	if !wide {
 		m.raiseLocked(r, r.Endpoint, m.acceptedRateLocked(r.Endpoint, in.Now), in.Now, p)
 		return

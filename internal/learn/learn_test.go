@@ -629,3 +629,33 @@ func TestPlanTellsNoCountForTwoLimitsOnOneScopeOrAResource(t *testing.T) {
 		t.Errorf("a resource's limit: %+v, want no count told", ru)
 	}
 }
+
+// A Transport whose requests wait for turns of a rate another's AIMD set,
+// through a shared store, raises it with its quiet successes too; without
+// that, the rate rises at one caller's share of the traffic. A turn of a
+// scope with a default rate (the profile's) is no such evidence.
+func TestPlanRaisesARateAnotherTransportCut(t *testing.T) {
+	r := request()
+	r.Rate = 0
+	raises := func(pacedBy string, rate float64) int {
+		var m Memory
+		r.Rate = rate
+		n := 0
+		for i := range 4 * aimdFlush {
+			at := t0.Add(time.Duration(100*i) * time.Millisecond)
+			var p Plan
+			m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200}, Status: 200, SentAt: at, Now: at, PacedBy: pacedBy}, &p)
+			n += len(p.Update.Rates)
+		}
+		return n
+	}
+	if n := raises(r.Endpoint, 0); n == 0 {
+		t.Errorf("quiet successes paced by the endpoint's AIMD rate raised it %d times, want some", n)
+	}
+	if n := raises("", 0); n != 0 {
+		t.Errorf("quiet successes paced by nothing raised a rate %d times, want none", n)
+	}
+	if n := raises(r.Endpoint, 50); n != 0 {
+		t.Errorf("quiet successes paced by the profile's default rate raised it %d times, want none", n)
+	}
+}
