@@ -35,6 +35,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	}
 	ctx := r.ctx
 	st := t.store()
+	t.holdUnits(r)
 	failFast := t.FailFast || optionsFrom(ctx).failFast
 	now := r.start
 	if r.waited {

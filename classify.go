@@ -28,8 +28,10 @@ type request struct {
 	// canRetry: the request is safe to repeat and its body can be sent
 	// again; rewindable: its body can be sent again.
 	canRetry, rewindable bool
-	units                bool   // some scope is charged a cost in tokens or points
-	idemKey              string // an Idempotency-Key heed adds, or ""
+	units                bool    // some scope is charged a cost in tokens or points
+	unitCost             float64 // what it is charged, when units
+	heldUnits            int64   // its share of Transport.unitsPending, in thousandths
+	idemKey              string  // an Idempotency-Key heed adds, or ""
 
 	start    time.Time   // when RoundTrip began: the one clock read before sending
 	respAt   time.Time   // when the last response came
@@ -84,6 +86,7 @@ func (t *Transport) classify(req *http.Request) *request {
 	}
 	if p != nil {
 		r.keys.GlobalIsTenant = p.GlobalIsTenant
+		r.keys.TenantLimits = p.TenantLimits
 	}
 	r.scopes[iGlobal] = store.ScopeAdmit{Key: scope.Global}
 	r.scopes[iTenant] = store.ScopeAdmit{Key: tenant, Limit: t.concurrency()}
@@ -103,7 +106,10 @@ func (t *Transport) classify(req *http.Request) *request {
 	for _, sub := range subs {
 		sc := store.ScopeAdmit{Key: sub.Key}
 		if sub.Units {
-			sc.Cost = t.cost(req, opts)
+			if !r.units {
+				r.unitCost = t.cost(req, opts) // once, for every scope counted in units
+			}
+			sc.Cost = r.unitCost
 			r.units = true
 		}
 		r.scopes[n] = sc

@@ -21,16 +21,15 @@ func TestWithCost(t *testing.T) {
 		cost float64
 		want time.Duration
 	}{
-		// 600 tokens a minute is paced at Target of 10 a second, 9.7, with
-		// a burst of the 3% left over, 18 tokens: 60 tokens take (60-18)/9.7
-		// s. The first ask, beyond the booking horizon, comes back 1s later
-		// and books the turn then.
-		{"60 tokens", 60, time.Second + seconds((60-18)/9.7)},
-		{"300 tokens", 300, time.Second + seconds((300-18)/9.7)},
+		// 600 tokens a minute is paced at Target of 10 a second, 9.7; the
+		// server says 36 are left, of which 18 (the 3% reserve) are kept:
+		// 60 tokens take (60-18)/9.7 s, as a queue at the rate would give.
+		{"60 tokens", 60, seconds((60 - 18) / 9.7)},
+		{"300 tokens", 300, seconds((300 - 18) / 9.7)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := heedtest.Headers("x-ratelimit-limit-tokens", "600", "x-ratelimit-remaining-tokens", "600", "x-ratelimit-reset-tokens", "1m0s")
+				h := heedtest.Headers("x-ratelimit-limit-tokens", "600", "x-ratelimit-remaining-tokens", "36", "x-ratelimit-reset-tokens", "1m0s")
 				s := &heedtest.Script{Responses: []heedtest.Response{{Status: 200, Header: h}}, Repeat: true}
 				tr := &heed.Transport{Base: s, Profile: profile.OpenAI(), ClockSkew: -1, Rand: zero()}
 				const url = "https://api.openai.test/v1/chat/completions"

@@ -16,6 +16,7 @@ import (
 func (t *Transport) learn(r *request, resp *http.Response) {
 	now := time.Now()
 	r.respAt = now
+	t.dropUnits(r) // the server has counted it
 	var bodies func(*http.Response) bool
 	if t.Profile != nil {
 		bodies = t.Profile.Bodies
@@ -27,7 +28,7 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 			in.Usage, in.HasUsage = p.Usage(resp)
 		}
 	}
-	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlight: t.pending()}, &in, &r.plan)
+	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlight: t.pending(), InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
 	if t.OnLimits != nil && len(r.obs.Limits) > 0 {
 		t.OnLimits(LimitsEvent{Request: r.req, Limits: limitsOf(&r.obs, now)})
 	}

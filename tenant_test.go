@@ -128,3 +128,60 @@ func TestEndpointScope(t *testing.T) {
 		t.Errorf("EndpointScope without an account = %q", got)
 	}
 }
+
+// OpenAI's and Anthropic's limits are per key and model: one model's
+// exhausted tokens never delay a call to another model with the same key,
+// and the first model still waits for its own.
+func TestModelsOfOneKeyHaveLimitsOfTheirOwn(t *testing.T) {
+	for _, p := range []*profile.Profile{profile.OpenAI(), profile.Anthropic()} {
+		t.Run(p.Name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				// Every response of model "big" says its tokens are spent
+				// for 30 s; "small" has all of its own left.
+				s := &heedtest.Script{Func: func(req *http.Request, n int) heedtest.Response {
+					body, _ := req.GetBody()
+					var b strings.Builder
+					buf := make([]byte, 512)
+					k, _ := body.Read(buf)
+					b.Write(buf[:k])
+					left := "30000"
+					if strings.Contains(b.String(), `"big"`) {
+						left = "0"
+					}
+					return heedtest.Response{Status: 200, Header: heedtest.Headers(
+						"x-ratelimit-limit-tokens", "30000", "x-ratelimit-remaining-tokens", left, "x-ratelimit-reset-tokens", "30s",
+						"anthropic-ratelimit-tokens-limit", "30000", "anthropic-ratelimit-tokens-remaining", left,
+						"anthropic-ratelimit-tokens-reset", time.Now().Add(30*time.Second).UTC().Format(time.RFC3339))}
+				}}
+				tr := &heed.Transport{Base: s, Profile: p, FailFast: true, ClockSkew: -1}
+				call := func(model string) error {
+					body := fmt.Sprintf(`{"model":%q,"max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`, model)
+					req, _ := http.NewRequest("POST", "https://api.example.test/v1/messages", strings.NewReader(body))
+					req.Header.Set("Authorization", "Bearer sk-one-key")
+					req.Header.Set("X-Api-Key", "sk-one-key")
+					resp, err := tr.RoundTrip(req)
+					if err == nil {
+						resp.Body.Close()
+					}
+					return err
+				}
+				if err := call("big"); err != nil {
+					t.Fatalf("first call to big: %v", err)
+				}
+				start := time.Now()
+				for i := range 5 {
+					if err := call("small"); err != nil {
+						t.Fatalf("call %d to small after big ran out: %v", i, err)
+					}
+				}
+				if d := time.Since(start); d != 0 {
+					t.Errorf("calls to small took %v, want no wait", d)
+				}
+				var le *heed.LimitedError
+				if err := call("big"); !errors.As(err, &le) || le.RetryAfter < 29*time.Second || le.RetryAfter > 30*time.Second {
+					t.Errorf("second call to big = %v, want a LimitedError to wait its 30s reset", err)
+				}
+			})
+		})
+	}
+}

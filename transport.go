@@ -3,6 +3,7 @@ package heed
 import (
 	"context"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -185,11 +186,14 @@ type Transport struct {
 	budget   budget
 	waiting  [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
 	inFlight atomic.Int64 // requests sent and not yet answered
-	paths    learn.Paths
-	ids      func(prefix, seg string) bool // paths.IDs, bound once
-	rnd      func() float64                // float64n, bound once
-	fifo     fifo
-	randMu   sync.Mutex
+	// unitsPending is what the requests being admitted or in flight are
+	// charged in tokens or points, in thousandths of a unit.
+	unitsPending atomic.Int64
+	paths        learn.Paths
+	ids          func(prefix, seg string) bool // paths.IDs, bound once
+	rnd          func() float64                // float64n, bound once
+	fifo         fifo
+	randMu       sync.Mutex
 
 	brMu     sync.Mutex
 	breakers map[string]*breaker.Breaker
@@ -264,6 +268,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // done ends a RoundTrip: whatever path it took, a panic in Base included,
 // the request's lease is released and r recycled.
 func (t *Transport) done(r *request) {
+	t.dropUnits(r)
 	t.release(r)
 	r.free()
 }
@@ -443,6 +448,24 @@ func (t *Transport) pending() int {
 		n += t.waiting[k][store.Paced].Load()
 	}
 	return int(n)
+}
+
+// holdUnits counts r's cost in tokens or points as pending, once, from
+// its admission until its response (dropUnits): a server's count of what
+// is left does not yet hold it.
+func (t *Transport) holdUnits(r *request) {
+	if r.units && r.heldUnits == 0 && r.unitCost > 0 {
+		r.heldUnits = int64(math.Ceil(min(r.unitCost, 1e12) * 1000))
+		t.unitsPending.Add(r.heldUnits)
+	}
+}
+
+// dropUnits ends what holdUnits began.
+func (t *Transport) dropUnits(r *request) {
+	if r.heldUnits != 0 {
+		t.unitsPending.Add(-r.heldUnits)
+		r.heldUnits = 0
+	}
 }
 
 // waitingOn counts a request waiting on key for reason (by +1, or -1 once

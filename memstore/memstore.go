@@ -364,7 +364,7 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			// The server's count of what is left replaces the store's.
 			p := limiter.Pace{Rate: rate, Burst: r.Burst}
 			b := max(r.Burst, 1)
-			st.tat = now.Add(p.Span(b - min(max(r.Free, 0), b)))
+			st.tat = now.Add(p.Span(b - min(max(r.Free, -b), b)))
 		}
 	}
 	for _, c := range u.Charges {

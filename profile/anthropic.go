@@ -28,8 +28,13 @@ import (
 //     "Retries"): connection errors, 408, 409, 429 and >=500 are retried
 //     twice by default with exponential backoff.
 //
-// So the tenant is the API key (X-Api-Key, or Authorization for OAuth),
-// hashed; a throttle with no reason blocks the tenant. A request's token
+// So the tenant is the API key (X-Api-Key, or Authorization for OAuth) and
+// the model the JSON body names, hashed together (limits are per model
+// class; heed does not group models into classes, so two models of one
+// class are paced apart, each by what the server reports); a throttle with
+// no reason blocks the tenant. Its requests, input and output tokens are
+// limits of the tenant (TenantLimits), and what they say is left is spent
+// at once, less a reserve for the requests in flight. A request's token
 // cost is estimated before it is sent, from its JSON body, as its input
 // (a token per four characters of system, messages and tools) plus its
 // max_tokens, and reconciled with usage.input_tokens + usage.output_tokens.
@@ -39,7 +44,8 @@ import (
 func Anthropic() *Profile {
 	return &Profile{
 		Name:                  "anthropic",
-		Account:               HeaderAccount("X-Api-Key", "Authorization"),
+		Account:               AccountAndModel("X-Api-Key", "Authorization"),
+		TenantLimits:          true,
 		UnknownScope:          header.ScopeTenant,
 		Cost:                  anthropicCost,
 		Usage:                 anthropicUsage,

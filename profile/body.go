@@ -2,6 +2,7 @@ package profile
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 )
@@ -47,4 +48,22 @@ func peekResponse(resp *http.Response, limit int64) []byte {
 		return nil
 	}
 	return b
+}
+
+// maxModel bounds the length of a model name read from a request body.
+const maxModel = 200
+
+// bodyModel returns the model a request's JSON body names, or "".
+func bodyModel(req *http.Request) string {
+	b := peekBody(req, maxReadBody)
+	if b == nil || !bytes.Contains(b, []byte(`"model"`)) {
+		return ""
+	}
+	var v struct {
+		Model string `json:"model"`
+	}
+	if json.Unmarshal(b, &v) != nil || len(v.Model) > maxModel {
+		return ""
+	}
+	return v.Model
 }

@@ -30,11 +30,12 @@ const maxCostBody = 1 << 20
 //
 // So the tenant is the project or organisation the request names
 // (OpenAI-Project, OpenAI-Organization), else the API key (Authorization),
-// hashed; a throttle with no reason blocks the tenant. Requests and tokens
-// are two limits; the model a request names is in its body, which heed does
-// not key scopes by, so the token limits are the tenant's, whichever model
-// spends them: a tenant using two models is paced by the tighter. A
-// request's token cost is estimated from its JSON body before it is sent
+// and the model its JSON body names, hashed together: limits vary by model,
+// so one model's spent tokens never hold back another's calls. A throttle
+// with no reason blocks the tenant. Requests and tokens are two limits of
+// the tenant (TenantLimits), whichever endpoint reports them, and what they
+// say is left is spent at once, less a reserve for the requests in flight.
+// A request's token cost is estimated from its JSON body before it is sent
 // (see [EstimateOpenAITokens]) and reconciled with the response's
 // usage.total_tokens when the response is plain JSON. A throttled request
 // was not processed (openai-go re-sends a 429ed POST), so it is retried
@@ -44,7 +45,8 @@ const maxCostBody = 1 << 20
 func OpenAI() *Profile {
 	return &Profile{
 		Name:                  "openai",
-		Account:               HeaderAccount("OpenAI-Project", "OpenAI-Organization", "Authorization"),
+		Account:               AccountAndModel("OpenAI-Project", "OpenAI-Organization", "Authorization"),
+		TenantLimits:          true,
 		UnknownScope:          header.ScopeTenant,
 		Cost:                  openAICost,
 		Usage:                 openAIUsage,

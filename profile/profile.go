@@ -94,6 +94,15 @@ type Profile struct {
 	// limit across its routes), not every tenant's: heed blocks and paces
 	// the tenant for it, never the others. False means global is global.
 	GlobalIsTenant bool
+	// TenantLimits reports that the provider documents the limits its
+	// headers report as the account's, whichever endpoint reports them
+	// (OpenAI's and Anthropic's requests and tokens per minute, per
+	// organisation and model): a named limit of no stated scope is one
+	// counter of the tenant, which every endpoint that reports it joins,
+	// and what it says is left may be spent at once. False means such a
+	// limit is the reporting endpoint's own until the evidence shows
+	// endpoints share it.
+	TenantLimits bool
 	// Concurrency caps the requests in flight per tenant, for providers
 	// that ask for a cap (Jira's guide does) or limit concurrency. Zero
 	// means no cap: a cap the server does not ask for only makes a slow
@@ -163,6 +172,21 @@ func HeaderAccount(names ...string) func(*http.Request) string {
 			}
 		}
 		return ""
+	}
+}
+
+// AccountAndModel returns an [Profile.Account] func for APIs whose limits
+// are per account and model (OpenAI's, Anthropic's): the first of the named
+// request headers that is set, and the model the request's JSON body names
+// ("model"), when it names one.
+func AccountAndModel(names ...string) func(*http.Request) string {
+	account := HeaderAccount(names...)
+	return func(r *http.Request) string {
+		a := account(r)
+		if m := bodyModel(r); m != "" {
+			return a + "\x00model=" + m
+		}
+		return a
 	}
 }
 

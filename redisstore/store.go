@@ -509,7 +509,10 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 		c.float(finite(r.Burst))
 		c.dur(orDefault(r.TTL, s.rateTTL))
 		if r.HasFree {
-			c.float(max(finite(r.Free), 0))
+			// What is owed: the burst less what is free, as memstore
+			// computes it.
+			b := max(finite(r.Burst), 1)
+			c.float(b - min(max(finite(r.Free), -b), b))
 		} else {
 			c.float(-1)
 		}

@@ -6,8 +6,9 @@
 --    release section.
 -- A: now_s now_ns epoch new_epoch grace nblocks nrates ncharges, then per
 --    block: duration in nanoseconds (> 0), then per rate: rate factor add
---    default min max burst ttl free event (ttl in nanoseconds; free below 0
---    for none; event, for a cut, how many nanoseconds ago its refused
+--    default min max burst ttl owed event (ttl in nanoseconds; owed, from
+--    RateUpdate.Free, the units of pacing debt the server's count leaves,
+--    below 0 for none; event, for a cut, how many nanoseconds ago its refused
 --    request was sent, below 0 for none), then per charge: cost,
 --    then the release section (see releases): the Store's releases queued
 --    since its last call, given back first.
@@ -46,7 +47,7 @@ for i = nb + 1, nb + nr do
   if u and u > 0 then cur = tonumber(h[5]) or 0 end
   local rate, factor, add, def = num(j), num(j + 1), num(j + 2), num(j + 3)
   local lo, hi, burst, ttl = num(j + 4), num(j + 5), num(j + 6), num(j + 7)
-  local free, ago = num(j + 8), num(j + 9)
+  local owed, ago = num(j + 8), num(j + 9)
   j = j + 10
   -- RateUpdate.Event: a cut of an event that has cut already is skipped.
   local skip = false
@@ -91,12 +92,10 @@ for i = nb + 1, nb + nr do
       fields[7], fields[8] = 't', abs(t)
     end
   end
-  if free >= 0 and v > 0 then
+  if owed >= 0 and v > 0 then
     -- RateUpdate.Free: the server's count of what is left replaces the
     -- store's debt.
-    local bb = burst
-    if not (bb > 0) then bb = 1 end
-    t = span(bb - math.min(free, bb), v)
+    t = span(owed, v)
     fields[7], fields[8] = 't', abs(t)
   end
   if ago >= 0 and factor > 0 and factor < 1 then

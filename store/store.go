@@ -191,8 +191,9 @@ type RateUpdate struct {
 	// Free, when HasFree is set, is how many units of the burst the server
 	// says may be spent now (its remaining count, less what requests in
 	// flight will take): the scope's pacing debt is set so that exactly
-	// that much is free, replacing what the store had counted. It is
-	// clamped to [0, Burst].
+	// that much is free, replacing what the store had counted. Below zero
+	// it is a debt: requests in flight will take more than is left. It is
+	// clamped to [-Burst, Burst], with a Burst of at least 1.
 	Free    float64
 	HasFree bool
 	// Event, for a cut (Factor in (0, 1)), is when the refused request that

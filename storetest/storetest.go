@@ -411,6 +411,11 @@ var cases = []struct {
 		// Nothing free: the next goes one interval after the last booked.
 		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 1, Burst: 10, Free: 0, HasFree: true, TTL: time.Minute}}})
 		h.expect(adm(sc), store.Paced, 1*s, "e", true)
+		// Less than nothing: requests in flight will take more than the
+		// server has left, and the debt is paid off before the next.
+		h.clock.Advance(time.Minute)
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 1, Burst: 10, Free: -2, HasFree: true, TTL: time.Minute}}})
+		h.expect(adm(sc), store.Paced, 3*s, "e", true)
 		// More than the burst is clamped to it.
 		h.clock.Advance(time.Minute)
 		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 1, Burst: 2, Free: 50, HasFree: true, TTL: time.Minute}}})

@@ -131,6 +131,9 @@ type Request struct {
 	UnknownScope string
 	// GlobalIsTenant makes what the server calls global the tenant's.
 	GlobalIsTenant bool
+	// TenantLimits makes a named limit of no stated scope one counter of
+	// the tenant (profile.Profile.TenantLimits).
+	TenantLimits bool
 	// Scopes are the request's admission scopes: those with a Cost were
 	// charged an estimate, which Usage reconciles.
 	Scopes []store.ScopeAdmit
@@ -187,6 +190,9 @@ type Config struct {
 	// new request reaches the server. A count spent at once keeps at least
 	// that many.
 	InFlight int
+	// InFlightUnits is what those requests are charged in tokens or
+	// points, the reserve a count of tokens or points spent at once keeps.
+	InFlightUnits float64
 }
 
 func (c Config) target() float64 {
@@ -378,7 +384,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			m.addSub(r.Endpoint, sub)
 		}
 		ru := store.RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl}
-		if short && spendable(l) {
+		if short && spendable(r, l) {
 			// What the server says is left may be spent at once: a short
 			// job on a fresh window (GitHub's search, 30 a minute) or a
 			// bucket with room (Shopify's) runs at network speed, and a
@@ -388,9 +394,12 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// processes sharing a store are not counted). A response
 			// overtaken by a later one leaves the count alone.
 			reserve := max(2, burstReserve*l.Quota, float64(cfg.InFlight))
+			if units(l) {
+				reserve = max(burstReserve*l.Quota, cfg.InFlightUnits, float64(cfg.InFlight)*unitCost(r, key, l))
+			}
 			ru.Burst = max(burst, l.Quota-reserve)
 			if m.freshCount(key, l, in.SentAt) {
-				ru.Free, ru.HasFree = max(l.Remaining-reserve, 0), true
+				ru.Free, ru.HasFree = l.Remaining-reserve, true
 			}
 		}
 		mergeRate(u, first, ru)
@@ -404,18 +413,46 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 }
 
 // spendable reports whether what a short window's limit says is left may
-// be spent at once: only where the server names the count's scope
-// (GitHub's resource, Shopify's bucket, a tenant or global limit), since a
+// be spent at once: only where the count's scope is known, because the
+// server names it (GitHub's resource, Shopify's bucket, a tenant or global
+// limit), because the limit counts tokens or points, which are one
+// counter of the tenant (an OpenAI key's tokens per minute), or because
+// the profile says its limits are the tenant's (Request.TenantLimits); a
 // count of unknown scope (an IETF policy, say) may be shared by endpoints
-// not yet known to share it, each of which would spend it; only in windows
-// of burstMinWindow or more (a paced job loses little in a window of a few
-// seconds, and a burst meets its reset with requests in flight); and only
-// for requests, not tokens or points, whose costs are estimates until the
-// response. Never a resource's limit (Jira's per-issue writes): writes to
-// one resource are spaced, not sent at once.
-func spendable(l *header.Limit) bool {
-	return l.Scope != "" && l.Scope != header.ScopeKey && l.Window >= burstMinWindow && l.Unit == header.Requests &&
+// not yet known to share it, each of which would spend it. Only in windows of
+// burstMinWindow or more (a paced job loses little in a window of a few
+// seconds, and a burst meets its reset with requests in flight). Never a
+// resource's limit (Jira's per-issue writes): writes to one resource are
+// spaced, not sent at once.
+func spendable(r *Request, l *header.Limit) bool {
+	named := l.Scope != "" && l.Scope != header.ScopeKey || l.Scope == "" && (units(l) || r.TenantLimits && l.Name != "")
+	return named && l.Window >= burstMinWindow &&
 		l.Has(header.HasQuota|header.HasRemaining) && l.Quota > 0 && !l.Exhausted()
+}
+
+// units reports whether a limit counts tokens or points, not requests.
+func units(l *header.Limit) bool { return l.Unit != "" && l.Unit != header.Requests }
+
+// unitCost is what one request is taken to cost in a limit's units, for
+// the reserve kept when what is left is spent at once: 1 for requests;
+// for tokens or points, the estimate the request was charged for the
+// limit's scope, else the cost the server says it took, else, on the
+// first word of a limit, all the window has spent (no less than the
+// request's cost). Token costs are estimates until the response, so the
+// reserve covers the requests in flight at what one of them costs.
+func unitCost(r *Request, key string, l *header.Limit) float64 {
+	if !units(l) {
+		return 1
+	}
+	for i := range r.Scopes {
+		if sc := &r.Scopes[i]; sc.Key == key && sc.Cost > 0 {
+			return sc.Cost
+		}
+	}
+	if l.Has(header.HasCost) && l.Cost > 0 {
+		return l.Cost
+	}
+	return max(l.Quota-l.Remaining, 1)
 }
 
 // spreadNeeded reports whether a long window's quota is low enough to be
@@ -460,13 +497,13 @@ func mergeRate(u *store.Update, from int, ru store.RateUpdate) {
 //
 // An endpoint joins only the limit scopes it has reported itself.
 func (m *Memory) limitScope(r *Request, l *header.Limit) (key string, sub SubScope) {
-	units := l.Unit != "" && l.Unit != header.Requests
+	units := units(l)
 	switch l.Scope {
 	case header.ScopeGlobal, header.ScopeTenant, header.ScopeEndpoint, header.ScopeKey:
 		return r.ScopeKey(l.Scope), SubScope{}
 	}
 	name := l.Scope
-	if name != "" || units {
+	if name != "" || units || r.TenantLimits && l.Name != "" {
 		if name == "" {
 			name = l.Name
 		}

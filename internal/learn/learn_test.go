@@ -487,18 +487,34 @@ func TestPlanSpendsWhatIsLeftOfAMinuteWindow(t *testing.T) {
 		inFlight         int
 		burst, free      float64
 		hasFree          bool
+		unit             header.Unit
+		cost             float64
 	}{
-		{"fresh minute window", "search", 30, 29, time.Minute, 0, 28, 27, true},
-		{"minute window half spent", "search", 30, 14, time.Minute, 0, 28, 12, true},
-		{"minute window nearly spent", "search", 30, 1, time.Minute, 0, 28, 0, true},
-		{"ten requests in flight", "search", 30, 29, time.Minute, 10, 20, 19, true},
-		{"one-second window", "search", 10, 9, time.Second, 0, 1, 0, false},
-		{"a count of unknown scope", "", 30, 29, time.Minute, 0, 1, 0, false},
+		{"fresh minute window", "search", 30, 29, time.Minute, 0, 28, 27, true, "", 0},
+		{"minute window half spent", "search", 30, 14, time.Minute, 0, 28, 12, true, "", 0},
+		{"minute window nearly spent", "search", 30, 1, time.Minute, 0, 28, -1, true, "", 0},
+		{"ten requests in flight", "search", 30, 29, time.Minute, 10, 20, 19, true, "", 0},
+		{"one-second window", "search", 10, 9, time.Second, 0, 1, 0, false, "", 0},
+		{"a count of unknown scope", "", 30, 29, time.Minute, 0, 1, 0, false, "", 0},
+		// Tokens are one counter of the tenant: what one request took (the
+		// first word of the window: all it spent) is reserved for each in
+		// flight.
+		{"tokens, fresh", "", 30000, 29898, time.Minute, 0, 29100, 28998, true, header.Tokens, 0},
+		{"tokens, 16 in flight", "", 30000, 29898, time.Minute, 16, 30000 - 16*102, 29898 - 16*102, true, header.Tokens, 0},
+		// The cost the server says the request took; the requests in
+		// flight will take more than is left: a debt.
+		{"tokens, in flight past what is left", "", 30000, 93, time.Minute, 16, 30000 - 16*102, 93 - 16*102, true, header.Tokens, 102},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var m Memory
 			l := limit("", qwrr, tc.quota, tc.remaining, tc.window, tc.window/2)
 			l.Scope = tc.scope
+			if tc.unit != "" {
+				l.Unit = tc.unit
+			}
+			if tc.cost > 0 {
+				l.Cost, l.Known = tc.cost, l.Known|header.HasCost
+			}
 			var p Plan
 			m.Plan(Config{InFlight: tc.inFlight}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
 			if len(p.Update.Rates) != 1 {

@@ -12,20 +12,10 @@ import (
 
 // Why heed's core misses a target on a scenario; see the package doc.
 const (
-	shortWindow = "core: a window of a minute or less counted in tokens is paced at its steady rate from the first " +
-		"response, with a burst of 3% of its quota (what is left is spent at once only for requests: token costs " +
-		"are estimates until the response), so a short job on a fresh per-minute quota waits"
 	lastOfWindow = "core: the last request of a short window's quota waits for the window to turn"
 	writeGap     = "core: writes to one resource are spaced WriteGap apart from the first; Slack allows a short burst"
 	noTierRate   = "core: Slack sends no limit header and Profile.Rate is per HTTP method, not per endpoint, " +
 		"so a method's tier cannot pace it; each minute's window ends in the 429s of the calls in flight"
-	afterRetry = "core: a throttle's block is Retry-After plus jitter"
-	noLeak     = "core: the bucket is paced at 0.97 of the leak rate every plan has (a full bucket drains in 20 s: " +
-		"40/2, 80/4, 400/20), with 3% to spare, and a 429 comes every 2-3 s in the long job: its 1s Retry-After " +
-		"and the retry that follows bunch the requests"
-	pointsPaced = "core: a points limit is paced at 0.97 of its restore rate with a burst of 3% (60 of 2000 " +
-		"points) and charged the requested cost (101) up front: the points the body says are available now " +
-		"are not spent at once, so a short job and each of tenant B's lone calls wait for heed's own pacing"
 	shortQueue = "core: a short window is both paced at 0.97 of its steady rate with a burst of one and blocked " +
 		"until it turns, 20 ms late (the response's latency) and with the clock skew added to a relative Reset-After; " +
 		"callers queued behind the pacing pass MaxWait"
@@ -84,9 +74,6 @@ func TestOpenAI(t *testing.T) {
 		long:    10 * time.Minute,
 		workers: 16,
 		reset:   time.Minute,
-		missed: map[string]string{
-			"short": shortWindow,
-		},
 	})
 }
 
@@ -106,9 +93,6 @@ func TestAnthropic(t *testing.T) {
 		long:    10 * time.Minute,
 		workers: 8,
 		reset:   time.Minute,
-		missed: map[string]string{
-			"short": shortWindow,
-		},
 	})
 }
 
@@ -186,8 +170,7 @@ func TestSlackTier2(t *testing.T) {
 		workers: 4,
 		reset:   time.Minute,
 		missed: map[string]string{
-			"429":  noTierRate,
-			"wait": afterRetry,
+			"429": noTierRate,
 		},
 	})
 }
@@ -206,9 +189,6 @@ func TestShopifyREST(t *testing.T) {
 		long:    2 * time.Minute,
 		workers: 4,
 		reset:   20 * time.Second,
-		missed: map[string]string{
-			"429": noLeak,
-		},
 	})
 }
 
@@ -228,11 +208,6 @@ func TestShopifyGraphQL(t *testing.T) {
 		long:    2 * time.Minute,
 		workers: 4,
 		reset:   20 * time.Second,
-		missed: map[string]string{
-			"short": pointsPaced,
-			"used":  pointsPaced,
-			"cross": pointsPaced,
-		},
 	})
 }
 
@@ -274,7 +249,6 @@ func TestDiscordGlobal(t *testing.T) {
 		missed: map[string]string{
 			"used": globalRate,
 			"429":  globalRate,
-			"wait": afterRetry,
 		},
 	})
 }
