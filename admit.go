@@ -80,6 +80,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			return fmt.Errorf("heed: admit: %w", err)
 		}
 		if d.Reason == store.Admitted {
+			t.countInFlight(r) // charged: on its way to the server
 			r.lease = d.Lease
 			if renews && d.Lease != 0 {
 				r.renewal = t.renew(r)

@@ -31,6 +31,7 @@ type request struct {
 	units                bool    // some scope is charged a cost in tokens or points
 	unitCost             float64 // what it is charged, when units
 	heldUnits            int64   // its share of Transport.unitsPending, in thousandths
+	inFlight             bool    // counted in Transport.inFlight
 	idemKey              string  // an Idempotency-Key heed adds, or ""
 
 	start    time.Time   // when RoundTrip began: the one clock read before sending

@@ -16,7 +16,10 @@ import (
 func (t *Transport) learn(r *request, resp *http.Response) {
 	now := time.Now()
 	r.respAt = now
-	t.dropUnits(r) // the server has counted it
+	// The server has counted this request; until now it was in flight
+	// for the responses learned meanwhile, whose counts may predate it.
+	t.dropInFlight(r)
+	t.dropUnits(r)
 	var bodies func(*http.Response) bool
 	if t.Profile != nil {
 		bodies = t.Profile.Bodies

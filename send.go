@@ -50,10 +50,10 @@ func (t *Transport) send(req *http.Request, r *request, attempt int) (*http.Resp
 		r.done = done
 	}
 	r.sent = true
-	t.inFlight.Add(1)
+	t.countInFlight(r)
 	resp, err := t.base().RoundTrip(out)
-	t.inFlight.Add(-1)
 	if err != nil {
+		t.dropInFlight(r)
 		if r.done != nil {
 			r.done(true, time.Now())
 			r.done = nil

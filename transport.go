@@ -185,7 +185,7 @@ type Transport struct {
 	learner  learn.Memory
 	budget   budget
 	waiting  [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
-	inFlight atomic.Int64 // requests sent and not yet answered
+	inFlight atomic.Int64 // requests admitted or sent and not yet answered
 	// unitsPending is what the requests being admitted or in flight are
 	// charged in tokens or points, in thousandths of a unit.
 	unitsPending atomic.Int64
@@ -268,6 +268,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // done ends a RoundTrip: whatever path it took, a panic in Base included,
 // the request's lease is released and r recycled.
 func (t *Transport) done(r *request) {
+	t.dropInFlight(r)
 	t.dropUnits(r)
 	t.release(r)
 	r.free()
@@ -448,6 +449,25 @@ func (t *Transport) pending() int {
 		n += t.waiting[k][store.Paced].Load()
 	}
 	return int(n)
+}
+
+// countInFlight counts r as in flight, once, from its admission (it is
+// charged, and on its way) until its response is learned (dropInFlight):
+// a server's count of what is left may not hold it yet, and a response
+// learned before it may predate it.
+func (t *Transport) countInFlight(r *request) {
+	if !r.inFlight {
+		r.inFlight = true
+		t.inFlight.Add(1)
+	}
+}
+
+// dropInFlight ends what countInFlight began.
+func (t *Transport) dropInFlight(r *request) {
+	if r.inFlight {
+		r.inFlight = false
+		t.inFlight.Add(-1)
+	}
 }
 
 // holdUnits counts r's cost in tokens or points as pending, once, from

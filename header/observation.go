@@ -62,6 +62,7 @@ const (
 	HasReset
 	HasCost        // the request's cost in the limit's units
 	HasUtilization // the fraction of the quota spent
+	ResetIsDelay   // Reset came from a delay (Discord's X-RateLimit-Reset-After), immune to clock skew
 )
 
 // Limit is one limit a response describes, normalised from any dialect.

@@ -237,7 +237,7 @@ func (p *parser) xRateLimit() {
 		// Discord's delay in seconds is immune to clock skew, so it
 		// wins over the epoch in X-RateLimit-Reset.
 		if n, ok := number(v); ok {
-			lim.Reset, lim.Known, got = p.now.Add(seconds(n)), lim.Known|HasReset, true
+			lim.Reset, lim.Known, got = p.now.Add(seconds(n)), lim.Known|HasReset|ResetIsDelay, true
 			resetFrom = "X-RateLimit-Reset-After"
 		} else {
 			p.warnf("X-RateLimit-Reset-After: %s is not a delay in seconds; ignored", quote(v))
@@ -254,7 +254,7 @@ func (p *parser) xRateLimit() {
 		}
 		if v, ok := p.get("X-Ratelimit-Reset-After-Ms"); ok {
 			if t, ok := p.millisReset(v, "X-RateLimit-Reset-After-Ms"); ok {
-				lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
+				lim.Reset, lim.Known, got = t, lim.Known|HasReset|ResetIsDelay, true
 				resetFrom = "X-RateLimit-Reset-After-Ms"
 			}
 		}

@@ -107,8 +107,9 @@ const (
 	// burstReserve is the share of a short window's quota left unspent
 	// when what it says is left is spent at once (see spendable).
 	burstReserve = 0.03
-	// burstMinWindow: short windows at least this long may be spent at
-	// once.
+	// burstMinWindow: what a short window of at least this length says is
+	// left may be spent at once; a shorter one only when its reset is
+	// stated as a delay (see spendable).
 	burstMinWindow = 10 * time.Second
 	// MaxBlock bounds any block, however far in the future a server's
 	// reset or Retry-After lies.
@@ -290,6 +291,12 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 	first := len(u.Rates)
 	for i := range obs.Limits {
 		l := &obs.Limits[i]
+		key, sub := m.limitScope(r, l)
+		if w, ok := m.inferWindow(key, l, now); ok && spendable(r, l) {
+			lw := *l
+			lw.Window, lw.Known = w, lw.Known|header.HasWindow
+			l = &lw
+		}
 		steady, rate, burst := math.Inf(1), math.Inf(1), 1.0
 		ttl := store.DefaultRateTTL
 		short := l.Has(header.HasWindow) && l.Window > 0 && l.Window <= steadyMaxWindow
@@ -306,7 +313,6 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// rate: a short job may spend it faster. It is spread once
 			// what is left runs low, below.
 		}
-		key, sub := m.limitScope(r, l)
 		if sub.Key != "" && l.Exhausted() {
 			// The endpoint joins the limit even when the first word of it
 			// is that nothing is left: its next request must wait too.
@@ -315,7 +321,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		if l.Has(header.HasRemaining | header.HasReset) {
 			advertised = true
 			resetIn := l.Reset.Sub(now)
-			if AbsoluteReset(l.Dialect) {
+			if AbsoluteReset(l.Dialect) && !l.Has(header.ResetIsDelay) {
 				resetIn += cfg.Skew
 			}
 			rounded := !AbsoluteReset(l.Dialect) && resetIn >= time.Second && resetIn%time.Second == 0
@@ -392,12 +398,17 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// count replaces heed's own (Free), less a reserve for the
 			// requests this Transport has in flight or queued (other
 			// processes sharing a store are not counted). A response
-			// overtaken by a later one leaves the count alone.
-			reserve := max(2, burstReserve*l.Quota, float64(cfg.InFlight))
+			// overtaken by a later one leaves the count alone. The burst
+			// (what an idle scope refills to) keeps only the fixed
+			// share: one that shrank and grew with the requests in flight
+			// would free units no count had said were left.
+			// Whole requests are kept: a fraction of one would only
+			// delay the last request of a small quota (Discord's 5).
+			reserve := max(math.Floor(burstReserve*l.Quota), float64(cfg.InFlight))
 			if units(l) {
 				reserve = max(burstReserve*l.Quota, cfg.InFlightUnits, float64(cfg.InFlight)*unitCost(r, key, l))
 			}
-			ru.Burst = max(burst, l.Quota-reserve)
+			ru.Burst = max(burst, (1-burstReserve)*l.Quota)
 			if m.freshCount(key, l, in.SentAt) {
 				ru.Free, ru.HasFree = l.Remaining-reserve, true
 			}
@@ -412,6 +423,37 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 	return advertised
 }
 
+// inferWindow returns the length of a limit's window when the server
+// states none but says when it resets (X-RateLimit-* with no window, as
+// Discord's and many middlewares' are): a reset no more than
+// steadyMaxWindow away marks a short window, a fixed window or a bucket,
+// whose length is taken as the longest reset seen for the scope (what a
+// fresh window states, or a bucket's time to fill). A reset further away
+// (an hourly quota) leaves the window unknown. Only a limit whose scope is
+// known (spendable) is so taken: what it says is left is spent at once.
+// One of unknown scope, paced from its first response at the steady rate
+// of a window guessed from one reset, would slow a short job that the
+// spreading of a long window's rest (below) lets run.
+func (m *Memory) inferWindow(key string, l *header.Limit, now time.Time) (time.Duration, bool) {
+	if l.Has(header.HasWindow) || !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota <= 0 {
+		return 0, false
+	}
+	in := l.Reset.Sub(now)
+	if in <= 0 || in > steadyMaxWindow {
+		return 0, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w, ok := m.windows[key]
+	if !ok || in > w {
+		if !ok {
+			reset(&m.windows)
+		}
+		m.windows[key], w = in, in
+	}
+	return w, true
+}
+
 // spendable reports whether what a short window's limit says is left may
 // be spent at once: only where the count's scope is known, because the
 // server names it (GitHub's resource, Shopify's bucket, a tenant or global
@@ -419,15 +461,21 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 // counter of the tenant (an OpenAI key's tokens per minute), or because
 // the profile says its limits are the tenant's (Request.TenantLimits); a
 // count of unknown scope (an IETF policy, say) may be shared by endpoints
-// not yet known to share it, each of which would spend it. Only in windows of
-// burstMinWindow or more (a paced job loses little in a window of a few
-// seconds, and a burst meets its reset with requests in flight). Never a
+// not yet known to share it, each of which would spend it. Only in windows
+// of burstMinWindow or more, or where the reset is stated as a delay
+// (Discord's X-RateLimit-Reset-After, to the millisecond): a window of a
+// few seconds spent to nothing is then blocked until the instant it turns,
+// which a reset in whole seconds, or a bucket's, only bounds, and a paced
+// job loses little there. Discord's route buckets (5 per 5 s) are so spent
+// at once, as its own libraries spend them. Never a
 // resource's limit (Jira's per-issue writes): writes to one resource are
-// spaced, not sent at once.
+// spaced, not sent at once. An exhausted count is told too, as a debt: a
+// bucket that states no reset (Shopify's 40/40) is not blocked, and a
+// pace that forgot what the burst had spent would send into it.
 func spendable(r *Request, l *header.Limit) bool {
 	named := l.Scope != "" && l.Scope != header.ScopeKey || l.Scope == "" && (units(l) || r.TenantLimits && l.Name != "")
-	return named && l.Window >= burstMinWindow &&
-		l.Has(header.HasQuota|header.HasRemaining) && l.Quota > 0 && !l.Exhausted()
+	return named && (l.Window >= burstMinWindow || l.Has(header.ResetIsDelay)) &&
+		l.Has(header.HasQuota|header.HasRemaining) && l.Quota > 0
 }
 
 // units reports whether a limit counts tokens or points, not requests.

@@ -68,6 +68,7 @@ type Memory struct {
 	told     map[string]toldRate
 	phases   map[string]*phase
 	counts   map[string]countMemo
+	windows  map[string]time.Duration // inferred short windows (inferWindow)
 }
 
 // countMemo is the count of what is left of a scope last told to the store:
