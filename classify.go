@@ -91,11 +91,23 @@ func (t *Transport) classify(req *http.Request) *request {
 	}
 	r.scopes[iGlobal] = store.ScopeAdmit{Key: scope.Global}
 	r.scopes[iTenant] = store.ScopeAdmit{Key: tenant, Limit: t.concurrency()}
+	if p != nil && p.TenantRate > 0 {
+		// A documented account-wide rate no header states: paced as a
+		// short window of it would be.
+		target := learn.Config{Target: t.Target}.TargetShare()
+		r.scopes[iTenant].Rate = target * p.TenantRate
+		r.scopes[iTenant].Burst = max(1, (1-target)*p.TenantRate)
+	}
 	r.scopes[iEndpoint] = store.ScopeAdmit{Key: endpointKey, Rate: rate, Burst: rate}
 	n := iKey
 	if res := p.ResourceOf(req); res != "" {
 		r.keys.Resource = scope.Key(tenant, res)
 		r.scopes[iKey] = store.ScopeAdmit{Key: r.keys.Resource, Limit: 1, Gap: p.Gap()}
+		if p.WriteBurst > 1 {
+			// A burst, then one write per gap: paced, not spaced.
+			sc := &r.scopes[iKey]
+			sc.Gap, sc.Rate, sc.Burst = 0, learn.Config{Target: t.Target}.TargetShare()/p.Gap().Seconds(), float64(p.WriteBurst)
+		}
 		n++
 	}
 	subs := t.learner.SubScopes(endpointKey)

@@ -185,3 +185,69 @@ func TestModelsOfOneKeyHaveLimitsOfTheirOwn(t *testing.T) {
 		})
 	}
 }
+
+// Profile.TenantRate paces each tenant at Target of the documented rate
+// from its first request, and one tenant's pace never delays another's.
+func TestTenantRatePacesEachTenant(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 200}}, Repeat: true}
+		p := &profile.Profile{Name: "documented", Account: profile.HeaderAccount("Authorization"), TenantRate: 10}
+		tr := &heed.Transport{Base: s, Profile: p, Rand: zero()}
+		call := func(token string) time.Duration {
+			req, _ := http.NewRequest("GET", "https://api.example.test/v1/things", nil)
+			req.Header.Set("Authorization", token)
+			start := time.Now()
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return time.Since(start)
+		}
+		if d := call("a"); d != 0 {
+			t.Errorf("first call of tenant a waited %v, want 0", d)
+		}
+		// 10 a second at the default target of 0.97, with a burst of 1.
+		if d, want := call("a"), seconds(1/9.7); d < want-time.Microsecond || d > want+time.Microsecond {
+			t.Errorf("second call of tenant a waited %v, want %v", d, want)
+		}
+		if d := call("b"); d != 0 {
+			t.Errorf("first call of tenant b waited %v, want 0: a's pace is a's", d)
+		}
+	})
+}
+
+// Profile.WriteBurst lets that many writes to one resource go at once, one
+// at a time, and then paces them one per WriteGap at Target: Slack's
+// chat.postMessage to one channel.
+func TestWriteBurstThenOnePerGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 200, Body: `{"ok":true}`}}, Repeat: true}
+		tr := &heed.Transport{Base: s, Profile: profile.Slack(), Rand: zero()}
+		post := func(channel string) time.Duration {
+			req, _ := http.NewRequest("POST", "https://slack.com/api/chat.postMessage",
+				strings.NewReader(fmt.Sprintf(`{"channel":%q,"text":"hi"}`, channel)))
+			req.Header.Set("Authorization", "Bearer xoxb-one")
+			req.Header.Set("Content-Type", "application/json")
+			start := time.Now()
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return time.Since(start)
+		}
+		for i := range 3 {
+			if d := post("C1"); d != 0 {
+				t.Errorf("message %d to C1 waited %v, want 0 (a burst of 3)", i+1, d)
+			}
+		}
+		// The burst is spent: one a second at 0.97 of it.
+		if d, want := post("C1"), seconds(1/0.97); d < want-time.Microsecond || d > want+time.Microsecond {
+			t.Errorf("message 4 to C1 waited %v, want %v", d, want)
+		}
+		if d := post("C2"); d != 0 {
+			t.Errorf("a message to C2 waited %v, want 0: channels are paced apart", d)
+		}
+	})
+}

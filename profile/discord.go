@@ -21,7 +21,9 @@ import (
 // JSON body with retry_after in seconds and global (package header reads
 // them, and X-RateLimit-Reset-After).
 //
-// So the tenant is the bot token (Authorization), hashed; an endpoint keeps
+// So the tenant is the bot token (Authorization), hashed, paced at the
+// global 50 a second (TenantRate: Discord's headers never state it, and a
+// global 429 blocks every route of the bot); an endpoint keeps
 // the value of its top-level resource, the first id after /channels/,
 // /guilds/ or /webhooks/ (and a webhook's token), and templates the ids
 // after it ("POST /channels/81384788765712384/messages/{id}"), so that each
@@ -39,6 +41,7 @@ func Discord() *Profile {
 		Endpoint:              DiscordEndpoint,
 		UnknownScope:          header.ScopeEndpoint,
 		GlobalIsTenant:        true,
+		TenantRate:            50,
 		ThrottledNotProcessed: true,
 		RetryServerErrors:     true,
 	}

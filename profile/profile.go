@@ -63,6 +63,12 @@ type Profile struct {
 	// WriteGap is the pause after each write to one resource before the
 	// next. Zero means [DefaultWriteGap] when WriteKey is set.
 	WriteGap time.Duration
+	// WriteBurst is how many writes to one resource may go without a gap,
+	// one at a time, for providers that allow a short burst (Slack's
+	// chat.postMessage): after it, writes go one per WriteGap, paced at
+	// the Transport's Target. Zero or one means every write waits
+	// WriteGap after the last.
+	WriteBurst int
 	// Rate returns an endpoint's default steady-state pacing rate in
 	// requests per second, used until the server advertises a limit for
 	// the endpoint (a rate the endpoint learns, or a named limit it
@@ -94,6 +100,13 @@ type Profile struct {
 	// limit across its routes), not every tenant's: heed blocks and paces
 	// the tenant for it, never the others. False means global is global.
 	GlobalIsTenant bool
+	// TenantRate is the request rate per second that the provider
+	// documents for a whole account and never reports in its headers
+	// (Discord's global limit: "All bots can make up to 50 requests per
+	// second"): the tenant is paced at Target of it, with a burst of what
+	// is left over, from its first request. Zero means none. An account
+	// granted more than the documented rate should set its own.
+	TenantRate float64
 	// TenantLimits reports that the provider documents the limits its
 	// headers report as the account's, whichever endpoint reports them
 	// (OpenAI's and Anthropic's requests and tokens per minute, per

@@ -28,7 +28,9 @@ const maxSlackForm = 64 << 10
 // field of a form body (read through GetBody, bounded, never consumed),
 // hashed; each API method is an endpoint, whatever the HTTP method
 // ("POST /api/chat.postMessage"); a throttle with no reason blocks the
-// method; messages to one channel go one at a time, one second apart. The
+// method; messages to one channel go one at a time, three at once and then
+// one a second (Slack does not say how long a burst it allows; a 429 beyond
+// it is retried after its Retry-After, as the message was not posted). The
 // tiers' rates ([SlackTier], [SlackTierRate]) are not applied by default:
 // heed's default rate is per HTTP method, not per endpoint, and a per-method
 // rate of a few calls a minute would make a short job crawl where Slack
@@ -44,6 +46,7 @@ func Slack() *Profile {
 		Endpoint:              slackEndpoint,
 		WriteKey:              SlackChannel,
 		WriteGap:              time.Second,
+		WriteBurst:            3,
 		UnknownScope:          header.ScopeEndpoint,
 		ThrottledNotProcessed: true,
 	}

@@ -196,6 +196,10 @@ type Config struct {
 	InFlightUnits float64
 }
 
+// TargetShare is the share of an advertised steady rate that pacing
+// aims at: Target, or DefaultTarget.
+func (c Config) TargetShare() float64 { return c.target() }
+
 func (c Config) target() float64 {
 	if c.Target > 0 && c.Target <= 1 {
 		return c.Target

@@ -12,10 +12,10 @@ import (
 
 // Why heed's core misses a target on a scenario; see the package doc.
 const (
-	writeGap   = "core: writes to one resource are spaced WriteGap apart from the first; Slack allows a short burst"
 	noTierRate = "core: Slack sends no limit header and Profile.Rate is per HTTP method, not per endpoint, " +
 		"so a method's tier cannot pace it; each minute's window ends in the 429s of the calls in flight"
-	globalRate = "core: Discord's global limit speaks only in 429s, and a profile cannot state a tenant-wide rate"
+	globalPaced = "core: the global limit (Profile.TenantRate, 50 a second) is paced at 0.97 of it with a burst of 1.5, " +
+		"and a sequential job at exactly 50 a second (20 ms round trips) comes 1.4 ms later in all, over 3 short waits"
 )
 
 func TestGitHub(t *testing.T) {
@@ -145,9 +145,6 @@ func TestSlackPostMessage(t *testing.T) {
 		long:    2 * time.Minute,
 		workers: 4,
 		reset:   time.Second,
-		missed: map[string]string{
-			"short": writeGap,
-		},
 	})
 }
 
@@ -239,8 +236,7 @@ func TestDiscordGlobal(t *testing.T) {
 		workers: 8,
 		reset:   time.Second,
 		missed: map[string]string{
-			"used": globalRate,
-			"429":  globalRate,
+			"short": globalPaced,
 		},
 	})
 }
