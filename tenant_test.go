@@ -196,13 +196,7 @@ func TestTenantRatePacesEachTenant(t *testing.T) {
 		call := func(token string) time.Duration {
 			req, _ := http.NewRequest("GET", "https://api.example.test/v1/things", nil)
 			req.Header.Set("Authorization", token)
-			start := time.Now()
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			return time.Since(start)
+			return timed(t, tr, req)
 		}
 		if d := call("a"); d != 0 {
 			t.Errorf("first call of tenant a waited %v, want 0", d)
@@ -229,13 +223,7 @@ func TestWriteBurstThenOnePerGap(t *testing.T) {
 				strings.NewReader(fmt.Sprintf(`{"channel":%q,"text":"hi"}`, channel)))
 			req.Header.Set("Authorization", "Bearer xoxb-one")
 			req.Header.Set("Content-Type", "application/json")
-			start := time.Now()
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			return time.Since(start)
+			return timed(t, tr, req)
 		}
 		for i := range 3 {
 			if d := post("C1"); d != 0 {
@@ -250,4 +238,16 @@ func TestWriteBurstThenOnePerGap(t *testing.T) {
 			t.Errorf("a message to C2 waited %v, want 0: channels are paced apart", d)
 		}
 	})
+}
+
+// timed sends req through tr and returns how long it took.
+func timed(t *testing.T, tr http.RoundTripper, req *http.Request) time.Duration {
+	t.Helper()
+	start := time.Now()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return time.Since(start)
 }
