@@ -86,6 +86,9 @@ func (t *Transport) classify(req *http.Request) *request {
 		UnknownScope: p.BlockScope(),
 	}
 	if p != nil {
+		if p.DocumentedRate != nil {
+			r.keys.MaxRate = learn.Config{Target: t.Target}.TargetShare() * max(p.DocumentedRate(r.endpoint), 0)
+		}
 		r.keys.GlobalIsTenant = p.GlobalIsTenant
 		r.keys.TenantLimits = p.TenantLimits
 	}

@@ -100,6 +100,14 @@ type Profile struct {
 	// limit across its routes), not every tenant's: heed blocks and paces
 	// the tenant for it, never the others. False means global is global.
 	GlobalIsTenant bool
+	// DocumentedRate returns the steady rate, in requests per second, that
+	// the provider documents for an endpoint ("POST /api/users.list")
+	// whose responses state no limit (Slack's tiers), or 0. heed does not
+	// pace the endpoint by it until a throttle shows the endpoint limited:
+	// a short job runs at full speed. From then on the endpoint is paced
+	// from what the server accepted, never above Target of this rate. Nil
+	// means none.
+	DocumentedRate func(endpoint string) float64
 	// TenantRate is the request rate per second that the provider
 	// documents for a whole account and never reports in its headers
 	// (Discord's global limit: "All bots can make up to 50 requests per

@@ -47,6 +47,7 @@ func Slack() *Profile {
 		WriteKey:              SlackChannel,
 		WriteGap:              time.Second,
 		WriteBurst:            3,
+		DocumentedRate:        slackDocumentedRate,
 		UnknownScope:          header.ScopeEndpoint,
 		ThrottledNotProcessed: true,
 	}
@@ -143,6 +144,16 @@ func SlackTier(method string) int {
 		return 4
 	}
 	return 0
+}
+
+// slackDocumentedRate is the tier rate of a Web API method's endpoint
+// ("POST /api/users.list"), or 0.
+func slackDocumentedRate(endpoint string) float64 {
+	m, ok := strings.CutPrefix(endpoint, "POST /api/")
+	if !ok {
+		return 0
+	}
+	return SlackTierRate(SlackTier(m))
 }
 
 // SlackTierRate returns the least rate Slack documents for a tier, in

@@ -135,6 +135,10 @@ type Request struct {
 	// TenantLimits makes a named limit of no stated scope one counter of
 	// the tenant (profile.Profile.TenantLimits).
 	TenantLimits bool
+	// MaxRate, when above zero, is the most AIMD may pace the endpoint at:
+	// Target of the rate its provider documents for it though its
+	// responses state none (Slack's tiers, profile.Profile.DocumentedRate).
+	MaxRate float64
 	// Scopes are the request's admission scopes: those with a Cost were
 	// charged an estimate, which Usage reconciles.
 	Scopes []store.ScopeAdmit
@@ -643,6 +647,9 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 		if acc > 0 && acc < def {
 			def = acc
 		}
+		if r.MaxRate > 0 && (def <= 0 || def > r.MaxRate) {
+			def = r.MaxRate
+		}
 	} else {
 		// Far over the limit (most requests refused), cut deeper: a rate
 		// that gets a share a of its requests accepted is about 1/a too
@@ -756,6 +763,9 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 // aimdMax is how far AIMD may raise a rate: a few times the endpoint's
 // default, or without bound for an endpoint paced by nothing.
 func aimdMax(r *Request) float64 {
+	if r.MaxRate > 0 {
+		return r.MaxRate
+	}
 	if r.Rate > 0 {
 		return aimdCeiling * r.Rate
 	}

@@ -745,3 +745,20 @@ func TestPlanAddsSkewOnlyToAnInstant(t *testing.T) {
 		})
 	}
 }
+
+// An endpoint whose provider documents a rate its responses never state
+// (Slack's tiers, Request.MaxRate) is not paced by it until a 429; the
+// first cut then starts no higher than it, and AIMD never raises the rate
+// past it.
+func TestPlanCapsAIMDAtADocumentedRate(t *testing.T) {
+	var m Memory
+	r := request()
+	r.MaxRate = 0.97 * 20 / 60
+	obs := &header.Observation{Status: 429, Throttled: true}
+	var p Plan
+	m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: 429, SentAt: t0, Now: t0}, &p)
+	want := store.RateUpdate{Key: r.Endpoint, Factor: aimdCut, Default: r.MaxRate, Min: aimdFloor, Max: r.MaxRate, Burst: 1, TTL: store.DefaultRateTTL, Event: t0}
+	if len(p.Update.Rates) != 1 || p.Update.Rates[0] != want {
+		t.Errorf("rates = %+v, want %+v", p.Update.Rates, want)
+	}
+}

@@ -12,8 +12,8 @@ import (
 
 // Why heed's core misses a target on a scenario; see the package doc.
 const (
-	noTierRate = "core: Slack sends no limit header and Profile.Rate is per HTTP method, not per endpoint, " +
-		"so a method's tier cannot pace it; each minute's window ends in the 429s of the calls in flight"
+	noTierRate = "core: Slack states no count, so the first minute's window ends in a 429 for each call in flight " +
+		"(4 workers: 4 of the 203); from then on the method is paced below its documented tier (DocumentedRate) and draws none"
 	globalPaced = "core: the global limit (Profile.TenantRate, 50 a second) is paced at 0.97 of it with a burst of 1.5, " +
 		"and a sequential job at exactly 50 a second (20 ms round trips) comes 1.4 ms later in all, over 3 short waits"
 )
