@@ -5,16 +5,14 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/heedhttp/heed/header"
-	"github.com/heedhttp/heed/profile"
 )
 
 // NewAnthropicClient returns an anthropic-sdk-go client that sends through
-// rt, a *heed.Transport with an Anthropic profile (see [AnthropicProfile]);
-// opts come after heed's, for the API key and the like:
+// rt, a *heed.Transport with profile.Anthropic(); opts come after heed's,
+// for the API key and the like:
 //
 //	ac := NewAnthropicClient(&heed.Transport{
-//		Profile:            AnthropicProfile(),
+//		Profile:            profile.Anthropic(),
 //		RetryNonIdempotent: true, // retry a message's 5xx too, as the SDK does
 //	}, option.WithAPIKey(key))
 //
@@ -29,21 +27,4 @@ func NewAnthropicClient(rt http.RoundTripper, opts ...option.RequestOption) anth
 		option.WithHTTPClient(&http.Client{Transport: rt}),
 		option.WithMaxRetries(0), // heed retries
 	}, opts...)...)
-}
-
-// AnthropicProfile is a profile for the Anthropic API, for as long as
-// package profile has none: limits are per API key (the x-api-key header),
-// a throttle with no reason blocks the key, a 429 is a request Anthropic
-// did not process (its SDK retries every 429, POSTs included), and 529
-// overloaded is the server's trouble, retried with backoff, never taken for
-// a rate limit.
-func AnthropicProfile() *profile.Profile {
-	return &profile.Profile{
-		Name:                  "anthropic",
-		Account:               profile.HeaderAccount("X-Api-Key"),
-		UnknownScope:          header.ScopeTenant,
-		ThrottledNotProcessed: true,
-		RetryServerErrors:     true,
-		Overloaded:            []int{529},
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -14,39 +13,51 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/profile"
+	"github.com/heedhttp/heed/sim"
 )
 
-// anthropicAPI is Anthropic's Messages API as its rate-limit documentation
-// describes it (https://docs.anthropic.com/en/api/rate-limits): requests
-// per minute per key, a token bucket that refills continuously, the
-// anthropic-ratelimit-requests-* headers (reset as RFC 3339, when the
-// bucket is full again), and on a 429 retry-after in seconds and a
-// rate_limit_error body.
-func anthropicAPI(rpm float64) *fake {
-	return &fake{
-		Rate: rpm / 60, Burst: rpm,
-		Scope: func(r *http.Request, _ []byte) string { return r.Header.Get("X-Api-Key") },
-		Reject: func(w http.ResponseWriter, wait time.Duration) time.Duration {
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Retry-After", seconds(wait))
-			w.Header().Set("Anthropic-Ratelimit-Requests-Limit", fmt.Sprint(rpm))
-			w.Header().Set("Anthropic-Ratelimit-Requests-Remaining", "0")
-			w.Header().Set("Anthropic-Ratelimit-Requests-Reset", time.Now().Add(wait).UTC().Format(time.RFC3339))
-			w.WriteHeader(http.StatusTooManyRequests)
-			io.WriteString(w, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your per-minute rate limit"}}`)
-			return wait.Round(time.Second) + time.Second/2
-		},
-		Accept: func(w http.ResponseWriter, r *http.Request, left, burst, rate float64) {
-			full := time.Duration((burst - left) / rate * float64(time.Second))
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Anthropic-Ratelimit-Requests-Limit", fmt.Sprint(burst))
-			w.Header().Set("Anthropic-Ratelimit-Requests-Remaining", fmt.Sprint(int(left)))
-			w.Header().Set("Anthropic-Ratelimit-Requests-Reset", time.Now().Add(full).UTC().Format(time.RFC3339))
-			io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-haiku-5-5",`+
-				`"content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":2}}`)
-		},
-		FaultBody: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+// overloadedError is Anthropic's 529: the API overloaded, not a limit on
+// the caller (https://docs.anthropic.com/en/api/errors).
+var overloadedError = heedtest.Response{Status: 529,
+	Header: heedtest.Headers("Content-Type", "application/json"),
+	Body:   `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}
+
+// overloaded answers the first n requests with overloadedError and passes
+// the rest to next. The simulator does not model a 529 (its faults answer
+// 503, sim.Unavailable), and a 529 is what profile.Anthropic() retries as
+// an overload whatever the method, so this is the one hand-written part of
+// the Anthropic tests.
+type overloaded struct {
+	next   http.RoundTripper
+	n      int
+	faults heedtest.Script
+
+	mu   sync.Mutex
+	seen int
+}
+
+func newOverloaded(n int, next http.RoundTripper) *overloaded {
+	return &overloaded{next: next, n: n, faults: heedtest.Script{Repeat: true, Responses: []heedtest.Response{overloadedError}}}
+}
+
+func (o *overloaded) RoundTrip(req *http.Request) (*http.Response, error) {
+	o.mu.Lock()
+	o.seen++
+	fault := o.seen <= o.n
+	o.mu.Unlock()
+	if fault {
+		return o.faults.RoundTrip(req)
 	}
+	return o.next.RoundTrip(req)
+}
+
+// truth is what the server saw: the simulator's counts and the 529s.
+func (o *overloaded) truth(c sim.Counts) sim.Counts {
+	n := o.faults.Count()
+	c.Requests += n
+	c.Faults += n
+	return c
 }
 
 func message(ctx context.Context, ac anthropic.Client, i int) error {
@@ -58,15 +69,19 @@ func message(ctx context.Context, ac anthropic.Client, i int) error {
 	return err
 }
 
-// 80 messages from 8 workers against 50 requests per minute, the first
-// answered 529 overloaded. heed retries a POST's 529 only with
-// RetryNonIdempotent, as the SDK itself would.
+// 80 messages from 8 workers against the simulator's Anthropic (per key,
+// 50 requests, 30000 input and 8000 output tokens a minute), the first
+// answered 529 overloaded, which heed retries.
 func TestAnthropic(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		api := anthropicAPI(50)
-		api.Faults = []int{529}
-		r := newRig(AnthropicProfile(), inProcess{api})
+		srv := sim.New(sim.Scenario(sim.Anthropic))
+		api := newOverloaded(1, srv.RoundTripper())
+		r := newRig(profile.Anthropic(), api)
 		r.heed.RetryNonIdempotent = true
+		// The wait for the requests bucket's reset (see below) is a minute
+		// and some jitter: past the default MaxWait of 60s, which refuses
+		// the calls in line behind it (6 of the 80).
+		r.heed.MaxWait = 2 * time.Minute
 		ac := NewAnthropicClient(&r.sdk, option.WithAPIKey("sk-ant-test"))
 		const calls = 80
 		start := time.Now()
@@ -94,12 +109,16 @@ func TestAnthropic(t *testing.T) {
 		for _, err := range errs {
 			t.Errorf("call failed: %v", err)
 		}
-		truth := api.Truth()
+		truth := api.truth(srv.Truth().Counts)
 		t.Logf("server: %d requests, %d accepted, %d rejected, %d faults; heed retries %d", truth.Requests, truth.Accepted, truth.Rejected, truth.Faults, r.retries.Load())
 		ideal := time.Duration(float64(calls-50) / (50.0 / 60) * float64(time.Second))
-		// heed's core paces the limit at its steady rate from the second
-		// call on, the 48 left in the bucket unused: 38% here, where issue
-		// 11 asks for 95%. The bound holds what heed does now.
+		// profile.Anthropic() spends the 50 requests the headers say are
+		// left at once; then, with none left, heed waits for the reset,
+		// which Anthropic gives as the time the bucket is full again (a
+		// minute), rather than taking the refill of one request every
+		// 1.2s: 60% here, where issue 11 asks for 95%. The bound holds
+		// what heed did with the examples' own profile against a
+		// hand-written handler (38%).
 		checkEfficiency(t, calls-len(errs), calls, elapsed, ideal, 0.35)
 		if r.retries.Load() != 1 {
 			t.Errorf("heed retries = %d, want 1, of the 529", r.retries.Load())
@@ -119,7 +138,7 @@ func TestAnthropicErrors(t *testing.T) {
 			Header: heedtest.Headers("Retry-After", "120", "Content-Type", "application/json"),
 			Body:   `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`,
 		}}}
-		r := newRig(AnthropicProfile(), script)
+		r := newRig(profile.Anthropic(), script)
 		ac := NewAnthropicClient(&r.sdk, option.WithAPIKey("sk-ant-test"))
 		err := message(t.Context(), ac, 1)
 		var apiErr *anthropic.Error
@@ -148,10 +167,8 @@ func TestAnthropicRetriesOff(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
-				script := &heedtest.Script{Repeat: true, Responses: []heedtest.Response{{Status: 529,
-					Header: heedtest.Headers("Content-Type", "application/json"),
-					Body:   `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`}}}
-				r := newRig(AnthropicProfile(), script)
+				script := &heedtest.Script{Repeat: true, Responses: []heedtest.Response{overloadedError}}
+				r := newRig(profile.Anthropic(), script)
 				r.heed.MaxRetries = -1 // so that the 529 reaches the SDK
 				ac := NewAnthropicClient(&r.sdk, append([]option.RequestOption{option.WithAPIKey("sk-ant-test")}, tc.opts...)...)
 				var apiErr *anthropic.Error
@@ -183,9 +200,9 @@ func TestAnthropicOverloaded(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bubble(t, func(t *testing.T) {
-				api := anthropicAPI(50)
-				api.Faults = []int{529}
-				r := newRig(AnthropicProfile(), inProcess{api})
+				srv := sim.New(sim.Scenario(sim.Anthropic))
+				api := newOverloaded(1, srv.RoundTripper())
+				r := newRig(profile.Anthropic(), api)
 				r.heed.RetryNonIdempotent = tc.nonIdem
 				ac := NewAnthropicClient(&r.sdk, option.WithAPIKey("sk-ant-test"))
 				err := message(t.Context(), ac, 1)
@@ -199,7 +216,7 @@ func TestAnthropicOverloaded(t *testing.T) {
 				if got := r.wire.n.Load(); got != tc.wire {
 					t.Errorf("heed attempts = %d, want %d", got, tc.wire)
 				}
-				checkTruth(t, api.Truth(), r.wire.n.Load())
+				checkTruth(t, api.truth(srv.Truth().Counts), r.wire.n.Load())
 			})
 		})
 	}

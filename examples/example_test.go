@@ -17,11 +17,11 @@ func Example() {
 	oa := examples.NewOpenAIClient(&heed.Transport{Profile: profile.OpenAI()},
 		option.WithAPIKey(os.Getenv("OPENAI_API_KEY")))
 	ac := examples.NewAnthropicClient(&heed.Transport{
-		Profile:            examples.AnthropicProfile(),
+		Profile:            profile.Anthropic(),
 		RetryNonIdempotent: true, // retry a message's 5xx too, as the SDK would
 	}, aoption.WithAPIKey(os.Getenv("ANTHROPIC_API_KEY")))
-	sc := examples.NewStripeClient(&heed.Transport{Profile: examples.StripeProfile()}, os.Getenv("STRIPE_SECRET_KEY"))
-	sl := examples.NewSlackClient(&heed.Transport{Profile: examples.SlackProfile()}, os.Getenv("SLACK_BOT_TOKEN"))
+	sc := examples.NewStripeClient(&heed.Transport{Profile: profile.Stripe()}, os.Getenv("STRIPE_SECRET_KEY"))
+	sl := examples.NewSlackClient(&heed.Transport{Profile: profile.Slack()}, os.Getenv("SLACK_BOT_TOKEN"))
 	jc := &examples.JiraClient{
 		Site: "https://your-domain.atlassian.net",
 		HTTP: &http.Client{Transport: &heed.Transport{Profile: profile.Jira()}},

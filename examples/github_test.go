@@ -69,9 +69,14 @@ func TestGitHub(t *testing.T) {
 			t.Errorf("30 reads on a fresh quota took %v, want network speed (under 5s)", readsDone)
 		}
 		// The search limit allows 3 at once and 3 more each minute: the
-		// ninth at 2 minutes at the soonest. heed's core sends two at once
-		// and spreads the third over the minute, so the job ends at about
-		// 2m43s (73%); the bound holds what heed does now.
+		// ninth at 2 minutes at the soonest, which is when the job ends in
+		// most runs (100%). The bound holds what heed did when it sent two
+		// at once and spread the third over the minute (2m43s, 73%). In
+		// about one run in a hundred the reads are on the wire when the
+		// third search is admitted (11 sent), heed paces that search
+		// instead of spending the window's last count, it goes 1.9s after
+		// the reset, and the job takes a third window: 3m0.4s, 67%, below
+		// the bound.
 		checkEfficiency(t, searches+reads-len(errs), searches+reads, elapsed, 2*time.Minute, 0.70)
 		checkTruth(t, truth.Counts, r.wire.n.Load())
 		r.checkOneLayer(t, searches+reads, 0)

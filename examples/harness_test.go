@@ -1,15 +1,10 @@
 package examples
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"io"
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -90,128 +85,6 @@ func checkEfficiency(t *testing.T, completed, calls int, elapsed, ideal time.Dur
 	}
 }
 
-// inProcess serves requests by calling h, with no socket, so that inside a
-// testing/synctest bubble the SDK, heed and the server run on virtual time.
-type inProcess struct{ h http.Handler }
-
-func (p inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil {
-		body, _ = io.ReadAll(req.Body)
-		req.Body.Close()
-	}
-	in := req.Clone(req.Context())
-	in.Body = io.NopCloser(bytes.NewReader(body))
-	in.Host = req.URL.Host
-	in.RequestURI = req.URL.RequestURI()
-	rec := httptest.NewRecorder()
-	p.h.ServeHTTP(rec, in)
-	resp := rec.Result()
-	resp.Request = req
-	resp.ContentLength = int64(rec.Body.Len())
-	return resp, nil
-}
-
-// fake is a provider-faithful stand-in for an API the simulator has no
-// scenario for yet: a token bucket per scope, rejections written the
-// provider's way, and the ground truth the simulator would record.
-type fake struct {
-	// Rate is the bucket's refill per second; Burst its capacity.
-	Rate, Burst float64
-	// Scope names the bucket a request draws from.
-	Scope func(r *http.Request, body []byte) string
-	// Reject writes a rejection that waits wait, and returns the wait it
-	// mandates (zero when the provider states none).
-	Reject func(w http.ResponseWriter, wait time.Duration) time.Duration
-	// Accept writes a success; left is what remains of the bucket.
-	Accept func(w http.ResponseWriter, r *http.Request, left, burst, rate float64)
-	// Faults are statuses answered, before any limit, to the first
-	// requests, one each, with FaultBody.
-	Faults    []int
-	FaultBody string
-
-	mu      sync.Mutex
-	buckets map[string]*bucket
-	until   map[string][2]time.Time // mandated at, until
-	seen    map[string]bool
-	truth   sim.Counts
-}
-
-type bucket struct {
-	tokens float64
-	at     time.Time
-}
-
-const grace = 50 * time.Millisecond
-
-func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	now := time.Now()
-	f.mu.Lock()
-	if f.buckets == nil {
-		f.buckets, f.until, f.seen = map[string]*bucket{}, map[string][2]time.Time{}, map[string]bool{}
-	}
-	f.truth.Requests++
-	if len(f.Faults) > 0 {
-		status := f.Faults[0]
-		f.Faults = f.Faults[1:]
-		f.truth.Faults++
-		f.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, f.FaultBody)
-		return
-	}
-	scope := f.Scope(r, body)
-	if m, ok := f.until[scope]; ok && now.After(m[0].Add(grace)) && now.Before(m[1]) {
-		f.truth.SentWhileBlocked++
-	}
-	b := f.buckets[scope]
-	if b == nil {
-		b = &bucket{tokens: f.Burst, at: now}
-		f.buckets[scope] = b
-	}
-	b.tokens = math.Min(f.Burst, b.tokens+now.Sub(b.at).Seconds()*f.Rate)
-	b.at = now
-	if b.tokens < 1 {
-		f.truth.Rejected++
-		wait := time.Duration((1 - b.tokens) / f.Rate * float64(time.Second))
-		if d := f.Reject(w, wait); d > 0 {
-			f.until[scope] = [2]time.Time{now, now.Add(d)}
-		}
-		f.mu.Unlock()
-		return
-	}
-	b.tokens--
-	f.truth.Accepted++
-	if r.Method == http.MethodPost {
-		key := r.Header.Get("Idempotency-Key")
-		if key == "" {
-			sum := sha256.Sum256(body)
-			key = r.URL.String() + " " + string(sum[:])
-		}
-		if f.seen[key] {
-			f.truth.Duplicates++
-		}
-		f.seen[key] = true
-	}
-	left := b.tokens
-	f.mu.Unlock()
-	f.Accept(w, r, left, f.Burst, f.Rate)
-}
-
-// Truth returns the counts so far.
-func (f *fake) Truth() sim.Counts {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.truth
-}
-
-// seconds formats a wait as whole seconds, rounded up, at least one.
-func seconds(d time.Duration) string {
-	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
-}
-
 // bubble runs f in a testing/synctest bubble whose clock has been moved
 // from 2000-01-01, where every bubble starts, to 2026: heed reads an
 // X-RateLimit-Reset below 1e9 (before September 2001) as a delay, not as
@@ -224,13 +97,14 @@ func bubble(t *testing.T, f func(t *testing.T)) {
 	})
 }
 
-// TestFake checks that the stand-in counts what the simulator would:
-// without heed, a client that ignores Retry-After is caught sending into
-// the wait, and a repeated POST is a duplicate.
-func TestFake(t *testing.T) {
+// TestTruth checks that the simulator's counts, which checkTruth reads,
+// catch what heed must not do: without heed, a client that ignores
+// Slack's Retry-After is caught sending into the wait, and a repeated POST
+// is a duplicate.
+func TestTruth(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		api := slackAPI()
-		c := &http.Client{Transport: inProcess{api}}
+		srv := sim.New(sim.Scenario(sim.Slack))
+		c := &http.Client{Transport: srv.RoundTripper()}
 		post := func(text string) int {
 			resp, err := c.PostForm("https://slack.com/api/chat.postMessage", map[string][]string{
 				"token": {"xoxb-test"}, "channel": {"C1"}, "text": {text}})
@@ -249,9 +123,9 @@ func TestFake(t *testing.T) {
 		if got := post("0"); got != http.StatusOK {
 			t.Fatalf("after the wait: %d, want 200", got)
 		}
-		got := api.Truth()
+		got := srv.Truth()
 		if got.Rejected != 2 || got.SentWhileBlocked != 1 || got.Duplicates != 1 {
-			t.Errorf("truth = %+v, want 2 rejected, 1 sent while blocked, 1 duplicate", got)
+			t.Errorf("truth = %+v, want 2 rejected, 1 sent while blocked, 1 duplicate", got.Counts)
 		}
 	})
 }

@@ -15,12 +15,12 @@ import (
 )
 
 // Each SDK through the real net/http stack, its base URL pointed at a
-// loopback server running the simulator or the stand-in: the option for
+// loopback server running the simulator's scenario: the option for
 // the base URL works with heed's client, and the calls arrive as sent.
 func TestOverHTTP(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		h    http.Handler
+		h    *sim.Server
 		p    *profile.Profile
 		call func(t *testing.T, rt http.RoundTripper, base string, i int) error
 	}{
@@ -35,11 +35,11 @@ func TestOverHTTP(t *testing.T) {
 			func(t *testing.T, rt http.RoundTripper, base string, i int) error {
 				return chat(t.Context(), NewOpenAIClient(rt, option.WithAPIKey("sk-test"), option.WithBaseURL(base+"/v1/")), i)
 			}},
-		{"anthropic-sdk-go", anthropicAPI(50), AnthropicProfile(),
+		{"anthropic-sdk-go", sim.New(sim.Scenario(sim.Anthropic)), profile.Anthropic(),
 			func(t *testing.T, rt http.RoundTripper, base string, i int) error {
 				return message(t.Context(), NewAnthropicClient(rt, aoption.WithAPIKey("sk-ant-test"), aoption.WithBaseURL(base)), i)
 			}},
-		{"slack-go", slackAPI(), SlackProfile(),
+		{"slack-go", sim.New(sim.Scenario(sim.Slack)), profile.Slack(),
 			func(t *testing.T, rt http.RoundTripper, base string, i int) error {
 				sl := NewSlackClient(rt, "xoxb-test", slack.OptionAPIURL(base+"/api/"))
 				_, _, err := sl.PostMessageContext(t.Context(), fmt.Sprintf("C%d", i), slack.MsgOptionText("hi", false))
@@ -55,13 +55,7 @@ func TestOverHTTP(t *testing.T) {
 					t.Fatalf("call %d: %v", i, err)
 				}
 			}
-			var c sim.Counts
-			switch h := tc.h.(type) {
-			case *sim.Server:
-				c = h.Truth().Counts
-			case *fake:
-				c = h.Truth()
-			}
+			c := tc.h.Truth().Counts
 			if c.Accepted != 3 {
 				t.Errorf("server accepted %d, want 3", c.Accepted)
 			}

@@ -3,15 +3,13 @@ package examples
 import (
 	"net/http"
 
-	"github.com/heedhttp/heed/header"
-	"github.com/heedhttp/heed/profile"
 	"github.com/stripe/stripe-go/v82"
 )
 
 // NewStripeClient returns a stripe-go client that sends through rt, a
-// *heed.Transport with a Stripe profile (see [StripeProfile]):
+// *heed.Transport with profile.Stripe():
 //
-//	sc := NewStripeClient(&heed.Transport{Profile: StripeProfile()}, key)
+//	sc := NewStripeClient(&heed.Transport{Profile: profile.Stripe()}, key)
 //
 // stripe-go retries 409, 5xx, Stripe-Should-Retry: true and every error
 // that is not Stripe's twice by default, a *heed.LimitedError included (so
@@ -24,19 +22,4 @@ func NewStripeClient(rt http.RoundTripper, key string) *stripe.Client {
 		MaxNetworkRetries: stripe.Int64(0), // heed retries
 		LeveledLogger:     &stripe.LeveledLogger{Level: stripe.LevelNull},
 	})))
-}
-
-// StripeProfile is a profile for the Stripe API, for as long as package
-// profile has none: limits are per secret key (the Authorization header),
-// a 429 names no scope and blocks the key, a throttled request was not
-// processed, and server errors are retried as stripe-go does (its writes
-// carry an Idempotency-Key, so heed need not add one).
-func StripeProfile() *profile.Profile {
-	return &profile.Profile{
-		Name:                  "stripe",
-		Account:               profile.HeaderAccount("Authorization"),
-		UnknownScope:          header.ScopeTenant,
-		ThrottledNotProcessed: true,
-		RetryServerErrors:     true,
-	}
 }

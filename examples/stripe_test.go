@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"testing"
@@ -12,44 +11,26 @@ import (
 
 	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/profile"
+	"github.com/heedhttp/heed/sim"
 	"github.com/stripe/stripe-go/v82"
 )
-
-// stripeAPI is Stripe's API as its rate-limit documentation describes it
-// (https://docs.stripe.com/rate-limits): requests per second per key (25 in
-// test mode, 100 live), a 429 with a rate_limit error and no header saying
-// how long to wait, and no limit headers on a success.
-func stripeAPI(perSecond float64) *fake {
-	return &fake{
-		Rate: perSecond, Burst: perSecond,
-		Scope: func(r *http.Request, _ []byte) string { return r.Header.Get("Authorization") },
-		Reject: func(w http.ResponseWriter, _ time.Duration) time.Duration {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusTooManyRequests)
-			io.WriteString(w, `{"error":{"code":"rate_limit","message":"Request rate limit exceeded.","type":"invalid_request_error"}}`)
-			return 0
-		},
-		Accept: func(w http.ResponseWriter, r *http.Request, _, _, _ float64) {
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Request-Id", "req_1")
-			io.WriteString(w, `{"id":"cus_1","object":"customer"}`)
-		},
-	}
-}
 
 func createCustomer(ctx context.Context, sc *stripe.Client, i int) error {
 	_, err := sc.V1Customers.Create(ctx, &stripe.CustomerCreateParams{Email: stripe.String(fmt.Sprintf("c%03d@example.com", i))})
 	return err
 }
 
-// 100 customers created by 8 workers against 25 requests per second (test
-// mode): the server says nothing until it answers 429, so heed finds the
-// rate by AIMD, and retries each throttled POST under the Idempotency-Key
+// 100 customers created by 8 workers against the simulator's Stripe (per
+// key, 100 requests a second and 25 per endpoint, the whole test-mode
+// limit): Stripe says nothing until it answers 429, so profile.Stripe()
+// paces each endpoint at its documented 25 a second from the first
+// request; a throttled POST would be retried under the Idempotency-Key
 // stripe-go gave it.
 func TestStripe(t *testing.T) {
 	bubble(t, func(t *testing.T) {
-		api := stripeAPI(25)
-		r := newRig(StripeProfile(), inProcess{api})
+		srv := sim.New(sim.Scenario(sim.Stripe))
+		r := newRig(profile.Stripe(), srv.RoundTripper())
 		sc := NewStripeClient(&r.sdk, "sk_test_1")
 		const calls = 100
 		start := time.Now()
@@ -77,11 +58,11 @@ func TestStripe(t *testing.T) {
 		for _, err := range errs {
 			t.Errorf("call failed: %v", err)
 		}
-		truth := api.Truth()
+		truth := srv.Truth()
 		t.Logf("server: %d requests, %d accepted, %d rejected; heed retries %d", truth.Requests, truth.Accepted, truth.Rejected, r.retries.Load())
 		ideal := time.Duration(float64(calls-25) / 25 * float64(time.Second))
 		checkEfficiency(t, calls-len(errs), calls, elapsed, ideal, 0.5)
-		checkTruth(t, truth, r.wire.n.Load())
+		checkTruth(t, truth.Counts, r.wire.n.Load())
 		r.checkOneLayer(t, calls, 0)
 	})
 }
@@ -107,7 +88,7 @@ func TestStripeErrors(t *testing.T) {
 					Header: heedtest.Headers("Retry-After", "120", "Content-Type", "application/json"),
 					Body:   `{"error":{"code":"rate_limit","message":"Request rate limit exceeded.","type":"invalid_request_error"}}`,
 				}}}
-				r := newRig(StripeProfile(), script)
+				r := newRig(profile.Stripe(), script)
 				sc := stripe.NewClient("sk_test_1", stripe.WithBackends(stripe.NewBackendsWithConfig(&stripe.BackendConfig{
 					HTTPClient:        &http.Client{Transport: &r.sdk},
 					MaxNetworkRetries: stripe.Int64(tc.retries),
