@@ -351,9 +351,24 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 							resetIn = turn.Sub(now)
 						}
 					}
+					full := FullReset(l.Dialect) && !math.IsInf(steady, 1)
+					if full {
+						// The reset is when the bucket is full again; what
+						// a request costs is back long before.
+						cost, ok := knownCost(r, key, l)
+						if !ok {
+							cost = 1
+						}
+						need := max(cost-max(l.Remaining, 0), 0)
+						resetIn = min(resetIn, time.Duration(math.Ceil(need/steady*float64(time.Second))))
+					}
 					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn})
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted"})
-					continue
+					if !full || !spendable(r, l) {
+						continue
+					}
+					// A count spent at once is also told, as a debt (Free,
+					// below), paid off at the bucket's rate.
 				}
 				if short && rounded {
 					if turn, ok, fixed := m.nextTurn(key, now); ok && fixed && turn.Sub(now) < resetIn+time.Second {
@@ -497,18 +512,28 @@ func units(l *header.Limit) bool { return l.Unit != "" && l.Unit != header.Reque
 // request's cost). Token costs are estimates until the response, so the
 // reserve covers the requests in flight at what one of them costs.
 func unitCost(r *Request, key string, l *header.Limit) float64 {
+	if c, ok := knownCost(r, key, l); ok {
+		return c
+	}
+	return max(l.Quota-l.Remaining, 1)
+}
+
+// knownCost is what one request costs in a limit's units where that is
+// known: 1 for requests, else the estimate the request was charged for
+// the limit's scope, else the cost the server says it took.
+func knownCost(r *Request, key string, l *header.Limit) (float64, bool) {
 	if !units(l) {
-		return 1
+		return 1, true
 	}
 	for i := range r.Scopes {
 		if sc := &r.Scopes[i]; sc.Key == key && sc.Cost > 0 {
-			return sc.Cost
+			return sc.Cost, true
 		}
 	}
 	if l.Has(header.HasCost) && l.Cost > 0 {
-		return l.Cost
+		return l.Cost, true
 	}
-	return max(l.Quota-l.Remaining, 1)
+	return 0, false
 }
 
 // spreadNeeded reports whether a long window's quota is low enough to be
@@ -771,6 +796,14 @@ func aimdMax(r *Request) float64 {
 	}
 	return 0
 }
+
+// FullReset reports whether a dialect's reset is when a continuously
+// refilled bucket is full again, not when a window turns: OpenAI's
+// x-ratelimit-reset-* ("the time until the rate limit resets to its
+// initial state") and Anthropic's anthropic-ratelimit-*-reset ("the time
+// when the rate limit will be fully replenished"). Nothing left of such a
+// limit waits for one unit to come back.
+func FullReset(d header.Dialect) bool { return d == header.OpenAI || d == header.Anthropic }
 
 // AbsoluteReset reports whether a dialect states resets as instants on the
 // server's clock, which need a clock-skew allowance, rather than as delays.

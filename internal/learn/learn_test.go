@@ -762,3 +762,30 @@ func TestPlanCapsAIMDAtADocumentedRate(t *testing.T) {
 		t.Errorf("rates = %+v, want %+v", p.Update.Rates, want)
 	}
 }
+
+// Nothing left of a limit whose reset is when its bucket is full again
+// (Anthropic's, OpenAI's) waits for one unit to come back, not for the
+// reset: 50 requests a minute, none left, reset in 60 s, is a block of
+// 1.2 s. A window's reset is waited out whole.
+func TestPlanWaitsOneUnitOfAFullReset(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dialect header.Dialect
+		want    time.Duration
+	}{
+		{"anthropic", header.Anthropic, 1200 * time.Millisecond},
+		{"openai", header.OpenAI, 1200 * time.Millisecond},
+		{"a window", header.IETFStructured, time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Memory
+			l := limit("requests", qwrr, 50, 0, time.Minute, time.Minute)
+			l.Dialect = tc.dialect
+			var p Plan
+			m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			if len(p.Blocks) != 1 || p.Blocks[0].For != tc.want {
+				t.Errorf("blocks %+v, want one of %v", p.Blocks, tc.want)
+			}
+		})
+	}
+}
