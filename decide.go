@@ -99,6 +99,11 @@ type decision struct {
 	Delay time.Duration
 	// Block is the block a throttle sets; its Key is "" for none.
 	Block store.Block
+	// Own is, when Block is on a widened scope and the server mandated
+	// the wait, the same block on the refused request's own scope:
+	// requests of that endpoint admitted before the hypothesis was
+	// adopted do not check the widened scope. Its Key is "" for none.
+	Own store.Block
 	// Event is the throttle to report, when Throttled.
 	Event LimitedEvent
 	// Budgeted reports a retry of a server error, which takes one token of
@@ -185,8 +190,15 @@ func decide(p *retryPolicy, in *decideInput) decision {
 		kind = in.keys.UnknownScope
 	}
 	key := in.keys.ScopeKey(kind)
+	own := ""
 	if in.widened != "" {
 		key = in.widened
+		if obs.HasRetryAfter {
+			// A wait the server mandates holds for the endpoint it
+			// refused, whose requests admitted before the hypothesis
+			// do not check the widened scope.
+			own = in.keys.ScopeKey(kind)
+		}
 	}
 
 	block := delay
@@ -206,9 +218,19 @@ func decide(p *retryPolicy, in *decideInput) decision {
 		Retry:     retry,
 		Delay:     delay,
 		Block:     store.Block{Key: key, For: block},
+		Own:       ownBlock(own, block),
 		Event: LimitedEvent{StatusCode: in.status, Reason: obs.Reason, Scope: key,
 			RetryAfter: obs.RetryAfter, Attempt: in.attempt},
 	}
+}
+
+// ownBlock is the block of a refused request's own scope, key, beside a
+// widened one: none when key is "".
+func ownBlock(key string, d time.Duration) store.Block {
+	if key == "" {
+		return store.Block{}
+	}
+	return store.Block{Key: key, For: d}
 }
 
 // decideServerError decides on a response that is no throttle: a server

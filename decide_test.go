@@ -6,6 +6,7 @@ import (
 
 	"github.com/heedhttp/heed/header"
 	"github.com/heedhttp/heed/internal/learn"
+	"github.com/heedhttp/heed/store"
 )
 
 // Each rule of decide, one row: what a response makes heed do.
@@ -102,7 +103,14 @@ func TestDecide(t *testing.T) {
 			want: decision{Throttled: true, Retry: true, Delay: time.Second},
 		},
 		{
-			name: "a bare 429 taken for a shared limit blocks the shared scope", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", widened: "https://acme.atlassian.net limit:unknown",
+			// and the endpoint's own, which its requests admitted before
+			// the hypothesis check.
+			name: "a bare 429 taken for a shared limit blocks the shared scope and its own", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", widened: "https://acme.atlassian.net limit:unknown",
+			want: decision{Throttled: true, Retry: true, Delay: time.Second, Own: store.Block{Key: keys.Endpoint, For: time.Second}},
+		},
+		{
+			// With no wait mandated, the hypothesis alone decides.
+			name: "a bare 429 with no Retry-After taken for a shared limit blocks only the shared scope", status: 429, obs: throttle(0, ""), widened: "https://acme.atlassian.net limit:unknown",
 			want: decision{Throttled: true, Retry: true, Delay: time.Second},
 		},
 		{

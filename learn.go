@@ -68,6 +68,10 @@ func (t *Transport) apply(req *http.Request, r *request, resp *http.Response, d 
 	if d.Throttled {
 		plan.Update.Blocks = append(plan.Update.Blocks, d.Block)
 		plan.Blocks = append(plan.Blocks, learn.Block{Scope: d.Block.Key, For: d.Block.For, Reason: r.obs.Reason})
+		if d.Own.Key != "" {
+			plan.Update.Blocks = append(plan.Update.Blocks, d.Own)
+			plan.Blocks = append(plan.Blocks, learn.Block{Scope: d.Own.Key, For: d.Own.For, Reason: r.obs.Reason})
+		}
 		if t.OnLimited != nil {
 			ev := d.Event
 			ev.Request = req
