@@ -88,6 +88,9 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			return nil
 		}
 		paced = paced || d.Reserved
+		if d.Reserved {
+			t.countInFlight(r) // its turn is charged
+		}
 		if d.Reserved && leave != nil {
 			// Our turn is booked: the next in line may book theirs.
 			leave()

@@ -31,7 +31,8 @@ type request struct {
 	units                bool    // some scope is charged a cost in tokens or points
 	unitCost             float64 // what it is charged, when units
 	heldUnits            int64   // its share of Transport.unitsPending, in thousandths
-	inFlight             bool    // counted in Transport.inFlight
+	inFlight             bool    // counted in Transport.inFlight and flights
+	fresh                bool    // no limit scope among its scopes
 	idemKey              string  // an Idempotency-Key heed adds, or ""
 
 	start    time.Time   // when RoundTrip began: the one clock read before sending
@@ -113,6 +114,7 @@ func (t *Transport) classify(req *http.Request) *request {
 		}
 		n++
 	}
+	nfixed := n
 	subs := t.learner.SubScopes(endpointKey)
 	if len(subs) > 0 {
 		// The endpoint has reported its own limits: the profile's default
@@ -144,6 +146,7 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.scopes[n] = store.ScopeAdmit{Key: key}
 		n++
 	}
+	r.fresh = n == nfixed // no limit scope: the endpoint has reported none
 	r.adm = store.Admission{Scopes: r.scopes[:n]}
 	r.keys.Scopes = r.adm.Scopes
 	if opts.priority == Background {

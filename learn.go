@@ -31,7 +31,7 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 			in.Usage, in.HasUsage = p.Usage(resp)
 		}
 	}
-	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlight: t.pending(), InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
+	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlight: t.pending(), InFlightOf: t.inFlightFor, InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
 	if t.OnLimits != nil && len(r.obs.Limits) > 0 {
 		t.OnLimits(LimitsEvent{Request: r.req, Limits: limitsOf(&r.obs, now)})
 	}
@@ -69,8 +69,8 @@ func (t *Transport) apply(req *http.Request, r *request, resp *http.Response, d 
 		plan.Update.Blocks = append(plan.Update.Blocks, d.Block)
 		plan.Blocks = append(plan.Blocks, learn.Block{Scope: d.Block.Key, For: d.Block.For, Reason: r.obs.Reason})
 		if d.Own.Key != "" {
+			// Reported once, as the widened scope's block: the same event.
 			plan.Update.Blocks = append(plan.Update.Blocks, d.Own)
-			plan.Blocks = append(plan.Blocks, learn.Block{Scope: d.Own.Key, For: d.Own.For, Reason: r.obs.Reason})
 		}
 		if t.OnLimited != nil {
 			ev := d.Event

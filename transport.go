@@ -186,6 +186,15 @@ type Transport struct {
 	budget   budget
 	waiting  [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
 	inFlight atomic.Int64 // requests admitted or sent and not yet answered
+	// flights counts, per scope key, the requests admitted or holding a
+	// pacing turn whose responses are not yet learned, and fresh the same
+	// per tenant for requests of endpoints that have reported no limit:
+	// the reserve kept when a server's count is spent at once (a count of
+	// one limit does not lose the requests in flight to another).
+	flightMu    sync.Mutex
+	flights     map[string]int32
+	fresh       map[string]int32
+	inFlightFor func(key, tenant string) int // inFlightOf, bound once
 	// unitsPending is what the requests being admitted or in flight are
 	// charged in tokens or points, in thousandths of a unit.
 	unitsPending atomic.Int64
@@ -211,6 +220,7 @@ func (t *Transport) init() {
 		t.released = make(chan struct{})
 		t.ids = t.paths.IDs
 		t.rnd = t.float64n
+		t.inFlightFor = t.inFlightOf
 	})
 }
 
@@ -456,18 +466,59 @@ func (t *Transport) pending() int {
 // a server's count of what is left may not hold it yet, and a response
 // learned before it may predate it.
 func (t *Transport) countInFlight(r *request) {
-	if !r.inFlight {
-		r.inFlight = true
-		t.inFlight.Add(1)
+	if r.inFlight {
+		return
 	}
+	r.inFlight = true
+	t.inFlight.Add(1)
+	t.flightMu.Lock()
+	if t.flights == nil {
+		t.flights, t.fresh = make(map[string]int32), make(map[string]int32)
+	}
+	for i := range r.adm.Scopes {
+		t.flights[r.adm.Scopes[i].Key]++
+	}
+	if r.fresh {
+		t.fresh[r.keys.Tenant]++
+	}
+	t.flightMu.Unlock()
 }
 
 // dropInFlight ends what countInFlight began.
 func (t *Transport) dropInFlight(r *request) {
-	if r.inFlight {
-		r.inFlight = false
-		t.inFlight.Add(-1)
+	if !r.inFlight {
+		return
 	}
+	r.inFlight = false
+	t.inFlight.Add(-1)
+	t.flightMu.Lock()
+	for i := range r.adm.Scopes {
+		drop(t.flights, r.adm.Scopes[i].Key)
+	}
+	if r.fresh {
+		drop(t.fresh, r.keys.Tenant)
+	}
+	t.flightMu.Unlock()
+}
+
+// drop counts one less of key in m, keeping no zero count: the maps hold
+// no more keys than there are requests in flight.
+func drop(m map[string]int32, key string) {
+	if n := m[key] - 1; n > 0 {
+		m[key] = n
+	} else {
+		delete(m, key)
+	}
+}
+
+// inFlightOf returns how many requests in flight (admitted or holding a
+// turn, their responses not yet learned) count against scope key, and
+// those of tenant's endpoints that have reported no limit yet, which may
+// count against it unknown.
+func (t *Transport) inFlightOf(key, tenant string) int {
+	t.flightMu.Lock()
+	defer t.flightMu.Unlock()
+	return int(t.flights[key] + t.fresh[tenant])
 }
 
 // holdUnits counts r's cost in tokens or points as pending, once, from

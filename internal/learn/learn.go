@@ -195,6 +195,11 @@ type Config struct {
 	// new request reaches the server. A count spent at once keeps at least
 	// that many.
 	InFlight int
+	// InFlightOf, when not nil, counts the requests in flight against one
+	// scope (key, of a tenant), which replace InFlight for its count: a
+	// count of one limit loses nothing to the requests in flight to
+	// another (GitHub's core reads beside its searches).
+	InFlightOf func(key, tenant string) int
 	// InFlightUnits is what those requests are charged in tokens or
 	// points, the reserve a count of tokens or points spent at once keeps.
 	InFlightUnits float64
@@ -427,9 +432,17 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// would free units no count had said were left.
 			// Whole requests are kept: a fraction of one would only
 			// delay the last request of a small quota (Discord's 5).
-			reserve := max(math.Floor(burstReserve*l.Quota), float64(cfg.InFlight))
+			inFlight := cfg.InFlight
+			if cfg.InFlightOf != nil {
+				inFlight = cfg.InFlightOf(key, r.Tenant)
+			}
+			// One request at least of a quota of ten or more is kept, for
+			// a count that overwrites the requests admitted while it was
+			// being told (a quota under ten, Discord's 5 per route,
+			// cannot spare one).
+			reserve := max(math.Floor(burstReserve*l.Quota), min(1, math.Floor(l.Quota/10)), float64(inFlight))
 			if units(l) {
-				reserve = max(burstReserve*l.Quota, cfg.InFlightUnits, float64(cfg.InFlight)*unitCost(r, key, l))
+				reserve = max(burstReserve*l.Quota, cfg.InFlightUnits, float64(inFlight)*unitCost(r, key, l))
 			}
 			ru.Burst = max(burst, (1-burstReserve)*l.Quota)
 			if m.freshCount(key, l, in.SentAt) {

@@ -473,8 +473,8 @@ func TestPlanSpreadNeverOutlastsTheReset(t *testing.T) {
 // A short window whose scope the server names
 // (GitHub's resource), with what is left reported, may be spent at once:
 // the store is told the count, less a reserve (the requests in flight, and
-// 3% of the quota in whole requests), as what is free now, with a burst of
-// the quota less 3%.
+// 3% of the quota in whole requests, one at least of a quota of ten or
+// more), as what is free now, with a burst of the quota less 3%.
 // A short job on GitHub's search quota (30 a minute) runs at network speed.
 // Counts of unknown scope (an IETF policy, which endpoints not yet known
 // to share it may spend too) keep the small burst and tell no count.
@@ -491,15 +491,15 @@ func TestPlanSpendsWhatIsLeftOfAMinuteWindow(t *testing.T) {
 		cost             float64
 		known            header.Known
 	}{
-		{"fresh minute window", "search", 30, 29, time.Minute, 0, 29.1, 29, true, "", 0, 0},
-		{"minute window half spent", "search", 30, 14, time.Minute, 0, 29.1, 14, true, "", 0, 0},
-		{"minute window nearly spent", "search", 30, 1, time.Minute, 0, 29.1, 1, true, "", 0, 0},
+		{"fresh minute window", "search", 30, 29, time.Minute, 0, 29.1, 28, true, "", 0, 0},
+		{"minute window half spent", "search", 30, 14, time.Minute, 0, 29.1, 13, true, "", 0, 0},
+		{"minute window nearly spent", "search", 30, 1, time.Minute, 0, 29.1, 0, true, "", 0, 0},
 		{"ten requests in flight", "search", 30, 29, time.Minute, 10, 29.1, 19, true, "", 0, 0},
 		// A window of a few seconds is paced, unless its reset is stated
 		// as a delay (Discord's route buckets, 5 per 5 s, are spent at
 		// once, as its own libraries spend them).
 		{"one-second window", "search", 10, 9, time.Second, 0, 1, 0, false, "", 0, 0},
-		{"one-second window, reset as a delay", "search", 10, 9, time.Second, 0, 9.7, 9, true, "", 0, header.ResetIsDelay},
+		{"one-second window, reset as a delay", "search", 10, 9, time.Second, 0, 9.7, 8, true, "", 0, header.ResetIsDelay},
 		{"a count of unknown scope", "", 30, 29, time.Minute, 0, 1, 0, false, "", 0, 0},
 		// Tokens are one counter of the tenant: what one request took (the
 		// first word of the window: all it spent) is reserved for each in
@@ -550,14 +550,14 @@ func TestPlanIgnoresAnOvertakenCount(t *testing.T) {
 		}
 		return p.Update.Rates[0].Free, p.Update.Rates[0].HasFree
 	}
-	if f, ok := free(14, t0.Add(500*time.Millisecond)); math.Abs(f-14) > 1e-9 || !ok {
-		t.Fatalf("free from 14 left = %v (%v), want 14", f, ok)
+	if f, ok := free(14, t0.Add(500*time.Millisecond)); math.Abs(f-13) > 1e-9 || !ok {
+		t.Fatalf("free from 14 left = %v (%v), want 13", f, ok)
 	}
 	if f, ok := free(29, t0); ok {
 		t.Errorf("an overtaken response (29 left, sent earlier) told %v free, want nothing", f)
 	}
-	if f, ok := free(3, t0.Add(900*time.Millisecond)); math.Abs(f-3) > 1e-9 || !ok {
-		t.Errorf("free from a later response (3 left) = %v (%v), want 3", f, ok)
+	if f, ok := free(3, t0.Add(900*time.Millisecond)); math.Abs(f-2) > 1e-9 || !ok {
+		t.Errorf("free from a later response (3 left) = %v (%v), want 2", f, ok)
 	}
 	// Sent at the same instant, answered in another order: the least left
 	// stands.
@@ -573,8 +573,8 @@ func TestPlanIgnoresAnOvertakenCount(t *testing.T) {
 	l.Scope = "search"
 	var p Plan
 	m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0.Add(time.Second), Now: t0.Add(time.Second)}, &p)
-	if len(p.Update.Rates) != 1 || !p.Update.Rates[0].HasFree || math.Abs(p.Update.Rates[0].Free-29) > 1e-9 {
-		t.Errorf("a new window's count: %+v, want 29 free", p.Update.Rates)
+	if len(p.Update.Rates) != 1 || !p.Update.Rates[0].HasFree || math.Abs(p.Update.Rates[0].Free-28) > 1e-9 {
+		t.Errorf("a new window's count: %+v, want 28 free", p.Update.Rates)
 	}
 }
 
