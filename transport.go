@@ -476,7 +476,9 @@ func (t *Transport) countInFlight(r *request) {
 		t.flights, t.fresh = make(map[string]int32), make(map[string]int32)
 	}
 	for i := range r.adm.Scopes {
-		t.flights[r.adm.Scopes[i].Key]++
+		if countsFlight(r, i) {
+			t.flights[r.adm.Scopes[i].Key]++
+		}
 	}
 	if r.fresh {
 		t.fresh[r.keys.Tenant]++
@@ -493,7 +495,9 @@ func (t *Transport) dropInFlight(r *request) {
 	t.inFlight.Add(-1)
 	t.flightMu.Lock()
 	for i := range r.adm.Scopes {
-		drop(t.flights, r.adm.Scopes[i].Key)
+		if countsFlight(r, i) {
+			drop(t.flights, r.adm.Scopes[i].Key)
+		}
 	}
 	if r.fresh {
 		drop(t.fresh, r.keys.Tenant)
@@ -501,14 +505,31 @@ func (t *Transport) dropInFlight(r *request) {
 	t.flightMu.Unlock()
 }
 
-// drop counts one less of key in m, keeping no zero count: the maps hold
-// no more keys than there are requests in flight.
+// maxFlightKeys bounds the keys of Transport.flights and fresh: zero
+// counts are kept, as a key in use again costs no insertion, until there
+// are more keys than this, when they are swept.
+const maxFlightKeys = 1024
+
+// drop counts one less of key in m. Zero counts stay until m holds more
+// than maxFlightKeys keys; then they are swept, so that m holds no more
+// keys than that or the requests in flight, whichever is more.
 func drop(m map[string]int32, key string) {
-	if n := m[key] - 1; n > 0 {
-		m[key] = n
-	} else {
-		delete(m, key)
+	m[key]--
+	if len(m) > maxFlightKeys {
+		for k, n := range m {
+			if n <= 0 {
+				delete(m, k)
+			}
+		}
 	}
+}
+
+// countsFlight reports whether r's i-th scope is counted in flights: not
+// the global scope, which every request counts against (inFlightOf reads
+// the Transport's total for it), nor a resource's, whose count is never
+// spent at once.
+func countsFlight(r *request, i int) bool {
+	return i != iGlobal && (i != iKey || r.keys.Resource == "")
 }
 
 // inFlightOf returns how many requests in flight (admitted or holding a
@@ -516,6 +537,9 @@ func drop(m map[string]int32, key string) {
 // those of tenant's endpoints that have reported no limit yet, which may
 // count against it unknown.
 func (t *Transport) inFlightOf(key, tenant string) int {
+	if key == scope.Global {
+		return int(t.inFlight.Load())
+	}
 	t.flightMu.Lock()
 	defer t.flightMu.Unlock()
 	return int(t.flights[key] + t.fresh[tenant])
