@@ -33,6 +33,7 @@ type request struct {
 	heldUnits            int64   // its share of Transport.unitsPending, in thousandths
 	inFlight             bool    // counted in Transport.inFlight and flights
 	fresh                bool    // no limit scope among its scopes
+	admittedAt           uint64  // Transport.admitted when its response was learned
 	idemKey              string  // an Idempotency-Key heed adds, or ""
 
 	start    time.Time   // when RoundTrip began: the one clock read before sending

@@ -8,6 +8,7 @@ import (
 
 	"github.com/heedhttp/heed/header"
 	"github.com/heedhttp/heed/internal/learn"
+	"github.com/heedhttp/heed/store"
 )
 
 // learn parses what a response says about limits into r.obs, and plans
@@ -31,9 +32,34 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 			in.Usage, in.HasUsage = p.Usage(resp)
 		}
 	}
+	r.admittedAt = t.admitted.Load()
 	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlight: t.pending(), InFlightOf: t.inFlightFor, InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
 	if t.OnLimits != nil && len(r.obs.Limits) > 0 {
 		t.OnLimits(LimitsEvent{Request: r.req, Limits: limitsOf(&r.obs, now)})
+	}
+}
+
+// chargeOvertaken charges the scopes whose count the update told as free
+// (RateUpdate.Free) for the requests admitted while it was learned and
+// told: the count, less the requests in flight when it was planned, knew
+// nothing of them, and replaced what the store had charged them.
+func (t *Transport) chargeOvertaken(r *request) {
+	n := t.admitted.Load() - r.admittedAt
+	if n == 0 {
+		return
+	}
+	var buf [4]store.Charge
+	charges := buf[:0]
+	for _, ru := range r.plan.Update.Rates {
+		if ru.HasFree && len(charges) < len(buf) {
+			charges = append(charges, store.Charge{Key: ru.Key, Cost: float64(n)})
+		}
+	}
+	if len(charges) == 0 {
+		return
+	}
+	if err := t.store().Update(context.WithoutCancel(r.ctx), &store.Update{Charges: charges}); err != nil && t.Logger != nil {
+		t.Logger.Warn("heed: update store", slog.Any("err", err))
 	}
 }
 
@@ -88,6 +114,7 @@ func (t *Transport) apply(req *http.Request, r *request, resp *http.Response, d 
 	if err := t.store().Update(context.WithoutCancel(r.ctx), &plan.Update); err != nil && t.Logger != nil {
 		t.Logger.Warn("heed: update store", slog.Any("err", err))
 	}
+	t.chargeOvertaken(r)
 	if t.OnBlock != nil {
 		for _, b := range plan.Blocks {
 			t.OnBlock(BlockEvent{Request: req, Scope: b.Scope, For: b.For, Reason: b.Reason})

@@ -195,6 +195,9 @@ type Transport struct {
 	flights     map[string]int32
 	fresh       map[string]int32
 	inFlightFor func(key, tenant string) int // inFlightOf, bound once
+	// admitted counts the requests counted in flight, ever: a count told
+	// to the store is short of those admitted while it was being told.
+	admitted atomic.Uint64
 	// unitsPending is what the requests being admitted or in flight are
 	// charged in tokens or points, in thousandths of a unit.
 	unitsPending atomic.Int64
@@ -471,6 +474,7 @@ func (t *Transport) countInFlight(r *request) {
 	}
 	r.inFlight = true
 	t.inFlight.Add(1)
+	t.admitted.Add(1)
 	t.flightMu.Lock()
 	if t.flights == nil {
 		t.flights, t.fresh = make(map[string]int32), make(map[string]int32)
