@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,6 +36,11 @@ type scenario struct {
 	quotaUnits float64
 	// informational scenarios assert no target.
 	informational bool
+	// runs, when above one, runs the scenario that many times, each in a
+	// bubble of its own, and keeps the run with heed's median share of
+	// requests refused: its figures vary with goroutine scheduling, and
+	// its targets are of a typical run (the tables are of medians too).
+	runs int
 }
 
 // gets returns n GET endpoints of the Jira mix, equally weighted.
@@ -133,7 +140,7 @@ func scenarios() []scenario {
 				Clients:  goodputClients(workload.Heed(nil)),
 				WarmUp:   20 * time.Second,
 			},
-			minUsed: 0.85, maxRejected: 0.03,
+			minUsed: 0.85, maxRejected: 0.03, runs: 3,
 		},
 		{
 			name:  "one-429",
@@ -169,10 +176,21 @@ func TestGoodput(t *testing.T) {
 	fmt.Fprintf(&md, "*heed÷*: heed's used share over the client's. Targets (issue 5): advertised limits >=95%% used and <=0.5%% 429s; silent >=85%% and <=3%%; quota window <2%% unused, never r=0.\n")
 	for _, sc := range scenarios() {
 		t.Run(sc.name, func(t *testing.T) {
-			var rows []row
-			synctest.Test(t, func(t *testing.T) {
-				rows = runScenario(t, sc)
-			})
+			var all [][]row
+			for range max(sc.runs, 1) {
+				synctest.Test(t, func(t *testing.T) {
+					all = append(all, runScenario(t, sc))
+				})
+			}
+			slices.SortStableFunc(all, func(a, b []row) int { return cmp.Compare(refused(a[0]), refused(b[0])) })
+			rows := all[len(all)/2]
+			if len(all) > 1 {
+				var shares []string
+				for _, rs := range all {
+					shares = append(shares, fmt.Sprintf("%.2f%%", 100*refused(rs[0])))
+				}
+				t.Logf("%s: %d runs, heed's 429 shares %s; the median run's figures follow", sc.name, len(all), strings.Join(shares, ", "))
+			}
 			table := scenarioTable(sc, rows)
 			t.Logf("%s: %s\n%s", sc.name, sc.about, table)
 			fmt.Fprintf(&md, "\n## %s\n\n%s.\n\n%s", sc.name, sc.about, table)
@@ -193,6 +211,9 @@ func TestGoodput(t *testing.T) {
 		}
 	}
 }
+
+// refused is a row's share of requests answered 429.
+func refused(r row) float64 { return float64(r.res.Rejected) / max(1, float64(r.res.Requests)) }
 
 func runScenario(t *testing.T, sc scenario) []row {
 	r := sc.run
