@@ -634,3 +634,28 @@ func TestCanonicalKeys(t *testing.T) {
 		}
 	}
 }
+
+// A reset stated as a delay (Discord's X-RateLimit-Reset-After, and its
+// milliseconds form) is marked ResetIsDelay, which takes no clock-skew
+// allowance; an epoch reset is not.
+func TestResetIsDelay(t *testing.T) {
+	at := time.Unix(1470173022, 0)
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		delay  bool
+	}{
+		{"Reset-After", http.Header{"X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1470173023"}, "X-Ratelimit-Reset-After": {"1"}}, true},
+		{"epoch Reset", http.Header{"X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1470173023"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := Parse(200, tc.header, nil, at)
+			if len(obs.Limits) != 1 {
+				t.Fatalf("limits = %+v, want one", obs.Limits)
+			}
+			if got := obs.Limits[0].Has(ResetIsDelay); got != tc.delay {
+				t.Errorf("ResetIsDelay = %v, want %v", got, tc.delay)
+			}
+		})
+	}
+}
