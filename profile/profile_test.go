@@ -103,3 +103,43 @@ func TestWriteEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// AccountAndModel names the account by the first header set and the model
+// a JSON body names, reading the body through GetBody and leaving it whole.
+func TestAccountAndModel(t *testing.T) {
+	account := profile.AccountAndModel("OpenAI-Project", "Authorization")
+	req := func(body string, headers ...string) *http.Request {
+		var r *http.Request
+		if body == "" {
+			r, _ = http.NewRequest("GET", "https://api.test/v1/models", nil)
+		} else {
+			r, _ = http.NewRequest("POST", "https://api.test/v1/chat/completions", strings.NewReader(body))
+		}
+		for i := 0; i+1 < len(headers); i += 2 {
+			r.Header.Set(headers[i], headers[i+1])
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		r    *http.Request
+		want string
+	}{
+		{"key and model", req(`{"model":"gpt-4o","messages":[]}`, "Authorization", "Bearer sk-a"), "Bearer sk-a\x00model=gpt-4o"},
+		{"project first", req(`{"model":"gpt-4o"}`, "Authorization", "Bearer sk-a", "OpenAI-Project", "proj_1"), "proj_1\x00model=gpt-4o"},
+		{"no body", req("", "Authorization", "Bearer sk-a"), "Bearer sk-a"},
+		{"no model", req(`{"input":"hi"}`, "Authorization", "Bearer sk-a"), "Bearer sk-a"},
+		{"not JSON", req(`model=gpt-4o`, "Authorization", "Bearer sk-a"), "Bearer sk-a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := account(tc.r); got != tc.want {
+				t.Errorf("account = %q, want %q", got, tc.want)
+			}
+			if tc.r.Body != nil {
+				if b, _ := io.ReadAll(tc.r.Body); len(b) == 0 {
+					t.Error("the body was consumed")
+				}
+			}
+		})
+	}
+}
