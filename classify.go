@@ -116,6 +116,13 @@ func (t *Transport) classify(req *http.Request) *request {
 		n++
 	}
 	nfixed := n
+	if (p != nil && p.Cost != nil) || opts.cost > 0 {
+		// Estimated once, before any unit scope is known: the reserve a
+		// first count of tokens keeps is this request's estimate for each
+		// request in flight.
+		r.unitCost = t.cost(req, opts)
+		r.keys.Cost = r.unitCost
+	}
 	subs := t.learner.SubScopes(endpointKey)
 	if len(subs) > 0 {
 		// The endpoint has reported its own limits: the profile's default
@@ -125,7 +132,7 @@ func (t *Transport) classify(req *http.Request) *request {
 	for _, sub := range subs {
 		sc := store.ScopeAdmit{Key: sub.Key}
 		if sub.Units {
-			if !r.units {
+			if r.unitCost == 0 {
 				r.unitCost = t.cost(req, opts) // once, for every scope counted in units
 			}
 			sc.Cost = r.unitCost

@@ -33,7 +33,7 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 		}
 	}
 	r.admittedAt = t.admitted.Load()
-	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlight: t.pending(), InFlightOf: t.inFlightFor, InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
+	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlightOf: t.inFlightFor, InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
 	if t.OnLimits != nil && len(r.obs.Limits) > 0 {
 		t.OnLimits(LimitsEvent{Request: r.req, Limits: limitsOf(&r.obs, now)})
 	}

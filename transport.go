@@ -192,8 +192,8 @@ type Transport struct {
 	// the reserve kept when a server's count is spent at once (a count of
 	// one limit does not lose the requests in flight to another).
 	flightMu    sync.Mutex
-	flights     map[string]int32
-	fresh       map[string]int32
+	flights     counts
+	fresh       counts
 	inFlightFor func(key, tenant string) int // inFlightOf, bound once
 	// admitted counts the requests counted in flight, ever: a count told
 	// to the store is short of those admitted while it was being told.
@@ -453,17 +453,6 @@ func (t *Transport) Waiting() []Waiting {
 	return out
 }
 
-// pending returns how many requests are sent and not yet answered, or wait
-// for a pacing turn: what a server's count of what is left will lose
-// before a new request reaches it.
-func (t *Transport) pending() int {
-	n := t.inFlight.Load()
-	for k := range t.waiting {
-		n += t.waiting[k][store.Paced].Load()
-	}
-	return int(n)
-}
-
 // countInFlight counts r as in flight, once, from its admission (it is
 // charged, and on its way) until its response is learned (dropInFlight):
 // a server's count of what is left may not hold it yet, and a response
@@ -476,16 +465,13 @@ func (t *Transport) countInFlight(r *request) {
 	t.inFlight.Add(1)
 	t.admitted.Add(1)
 	t.flightMu.Lock()
-	if t.flights == nil {
-		t.flights, t.fresh = make(map[string]int32), make(map[string]int32)
-	}
 	for i := range r.adm.Scopes {
 		if countsFlight(r, i) {
-			t.flights[r.adm.Scopes[i].Key]++
+			t.flights.add(r.adm.Scopes[i].Key)
 		}
 	}
 	if r.fresh {
-		t.fresh[r.keys.Tenant]++
+		t.fresh.add(r.keys.Tenant)
 	}
 	t.flightMu.Unlock()
 }
@@ -500,31 +486,46 @@ func (t *Transport) dropInFlight(r *request) {
 	t.flightMu.Lock()
 	for i := range r.adm.Scopes {
 		if countsFlight(r, i) {
-			drop(t.flights, r.adm.Scopes[i].Key)
+			t.flights.drop(r.adm.Scopes[i].Key)
 		}
 	}
 	if r.fresh {
-		drop(t.fresh, r.keys.Tenant)
+		t.fresh.drop(r.keys.Tenant)
 	}
 	t.flightMu.Unlock()
 }
 
-// maxFlightKeys bounds the keys of Transport.flights and fresh: zero
-// counts are kept, as a key in use again costs no insertion, until there
-// are more keys than this, when they are swept.
+// maxFlightKeys is the least number of keys a counts holds before it
+// sweeps its zero counts.
 const maxFlightKeys = 1024
 
-// drop counts one less of key in m. Zero counts stay until m holds more
-// than maxFlightKeys keys; then they are swept, so that m holds no more
-// keys than that or the requests in flight, whichever is more.
-func drop(m map[string]int32, key string) {
-	m[key]--
-	if len(m) > maxFlightKeys {
-		for k, n := range m {
+// counts counts requests in flight per key. A zero count is kept, as a key
+// in use again then costs no insertion, until the map holds more keys than
+// sweepAt; a sweep then deletes the zero counts and sets sweepAt to twice
+// the keys left (at least maxFlightKeys), so that sweeps cost O(1) per
+// request amortized and the map holds at most twice the larger of
+// maxFlightKeys and the keys of the requests in flight.
+type counts struct {
+	m       map[string]int32
+	sweepAt int
+}
+
+func (c *counts) add(key string) {
+	if c.m == nil {
+		c.m, c.sweepAt = make(map[string]int32), maxFlightKeys
+	}
+	c.m[key]++
+}
+
+func (c *counts) drop(key string) {
+	c.m[key]--
+	if len(c.m) > c.sweepAt {
+		for k, n := range c.m {
 			if n <= 0 {
-				delete(m, k)
+				delete(c.m, k)
 			}
 		}
+		c.sweepAt = max(maxFlightKeys, 2*len(c.m))
 	}
 }
 
@@ -546,7 +547,7 @@ func (t *Transport) inFlightOf(key, tenant string) int {
 	}
 	t.flightMu.Lock()
 	defer t.flightMu.Unlock()
-	return int(t.flights[key] + t.fresh[tenant])
+	return int(t.flights.m[key] + t.fresh.m[tenant])
 }
 
 // holdUnits counts r's cost in tokens or points as pending, once, from

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/internal/workload"
 	"github.com/heedhttp/heed/redisstore"
 	"github.com/heedhttp/heed/redisstore/redistest"
 	"github.com/heedhttp/heed/sim"
@@ -211,19 +212,6 @@ func ratioOf(a, b int) float64 {
 	return float64(a) / float64(b)
 }
 
-// mcLabel labels each request with its client, for the server's ground
-// truth, before the client's round tripper sees it.
-type mcLabel struct {
-	base http.RoundTripper
-	name string
-}
-
-func (w *mcLabel) RoundTrip(req *http.Request) (*http.Response, error) {
-	out := req.Clone(req.Context())
-	out.Header.Set("X-Sim-Client", w.name)
-	return w.base.RoundTrip(out)
-}
-
 // runMany runs n clients of kind k against a fresh server of sc, over
 // loopback HTTP, until mcDuration after the server's start.
 func runMany(t *testing.T, sc mcScenario, k mcKind, n int, rs *redistest.Server) mcRow {
@@ -279,7 +267,7 @@ func runMany(t *testing.T, sc mcScenario, k mcKind, n int, rs *redistest.Server)
 		default:
 			rt = procs[i%len(stores)]
 		}
-		rt = &mcLabel{base: rt, name: fmt.Sprintf("c%03d", i)}
+		rt = workload.Labeled(rt, fmt.Sprintf("c%03d", i))
 		wg.Go(func() {
 			defer func() { ends[i] = time.Now() }()
 			rng := rand.New(rand.NewPCG(uint64(i), 16))

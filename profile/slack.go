@@ -30,12 +30,12 @@ const maxSlackForm = 64 << 10
 // ("POST /api/chat.postMessage"); a throttle with no reason blocks the
 // method; messages to one channel go one at a time, three at once and then
 // one a second (Slack does not say how long a burst it allows; a 429 beyond
-// it is retried after its Retry-After, as the message was not posted). The
-// tiers' rates ([SlackTier], [SlackTierRate]) are not applied by default:
-// heed's default rate is per HTTP method, not per endpoint, and a per-method
-// rate of a few calls a minute would make a short job crawl where Slack
-// tolerates bursts; an endpoint is paced from the rate its calls were
-// accepted at once Slack refuses one. Slack's own SDKs (@slack/web-api,
+// it is retried after its Retry-After, as the message was not posted). A
+// method is not paced by its tier ([SlackTier], [SlackTierRate]) before
+// Slack refuses it: a tier of a few calls a minute would make a short job
+// crawl where Slack tolerates bursts. Once it refuses one, the method is
+// paced from the rate its calls were accepted at, never above its tier's
+// (DocumentedRate). Slack's own SDKs (@slack/web-api,
 // python-slack-sdk's RateLimitErrorRetryHandler) re-send every 429ed call,
 // chat.postMessage included, after Retry-After: a throttled call was not
 // processed, so it is retried whatever its method.

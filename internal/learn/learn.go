@@ -15,10 +15,13 @@
 //     at zero) is spread over the rest of the window.
 //   - A limit with nothing remaining blocks its scope until its reset.
 //   - Several policies on one scope all hold: the slowest rate wins.
-//   - A short window of ten seconds or more, of a scope the server names,
-//     whose remaining count is reported, may be spent at once (less a
-//     reserve for requests in flight): a short job runs at network speed, a
-//     long one settles at the steady rate.
+//   - What a short window's count says is left may be spent at once, less
+//     a reserve for the requests in flight against it, where its scope is
+//     known (the server names it, it counts tokens or points, or the
+//     profile says its limits are the tenant's) and the window is ten
+//     seconds or more or its reset is stated as a delay: a short job runs
+//     at network speed, a long one settles at the steady rate (see
+//     spendable).
 //   - With no advertised limit, a 429 cuts the endpoint's rate
 //     (multiplicative decrease, once per event) and quiet successes raise
 //     it again (additive increase): AIMD. The first cut starts from the
@@ -139,6 +142,9 @@ type Request struct {
 	// Target of the rate its provider documents for it though its
 	// responses state none (Slack's tiers, profile.Profile.DocumentedRate).
 	MaxRate float64
+	// Cost is the request's estimated cost in tokens or points, where the
+	// profile estimates one, or zero.
+	Cost float64
 	// Scopes are the request's admission scopes: those with a Cost were
 	// charged an estimate, which Usage reconciles.
 	Scopes []store.ScopeAdmit
@@ -190,16 +196,15 @@ type Config struct {
 	Target float64
 	// Skew is added to resets stated as instants on the server's clock.
 	Skew time.Duration
-	// InFlight is how many requests are sent and not yet answered, or
-	// hold a pacing turn: what a count of what is left will lose before a
-	// new request reaches the server. A count spent at once keeps at least
-	// that many.
-	InFlight int
-	// InFlightOf, when not nil, counts the requests in flight against one
-	// scope (key, of a tenant), which replace InFlight for its count: a
-	// count of one limit loses nothing to the requests in flight to
-	// another (GitHub's core reads beside its searches).
+	// InFlightOf counts the requests in flight against one scope (key, of
+	// a tenant): admitted or holding a pacing turn, their responses not
+	// yet learned, which a server's count of what is left may not hold
+	// yet. A count spent at once keeps at least that many. A count of one
+	// limit loses nothing to the requests in flight to another (GitHub's
+	// core reads beside its searches). Nil means InFlight for every scope.
 	InFlightOf func(key, tenant string) int
+	// InFlight is that count for callers that keep none per scope.
+	InFlight int
 	// InFlightUnits is what those requests are charged in tokens or
 	// points, the reserve a count of tokens or points spent at once keeps.
 	InFlightUnits float64
@@ -430,16 +435,15 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// (what an idle scope refills to) keeps only the fixed
 			// share: one that shrank and grew with the requests in flight
 			// would free units no count had said were left.
-			// Whole requests are kept: a fraction of one would only
-			// delay the last request of a small quota (Discord's 5).
 			inFlight := cfg.InFlight
 			if cfg.InFlightOf != nil {
 				inFlight = cfg.InFlightOf(key, r.Tenant)
 			}
-			// One request at least of a quota of ten or more is kept, for
-			// a count that overwrites the requests admitted while it was
-			// being told (a quota under ten, Discord's 5 per route,
-			// cannot spare one).
+			// Whole requests are kept (a fraction of one would only delay
+			// the last request of a small quota), one at least of a quota
+			// of ten or more, for a count that overwrites the requests
+			// admitted while it was being told (a quota under ten,
+			// Discord's 5 per route, cannot spare one).
 			reserve := max(math.Floor(burstReserve*l.Quota), min(1, math.Floor(l.Quota/10)), float64(inFlight))
 			if units(l) {
 				reserve = max(burstReserve*l.Quota, cfg.InFlightUnits, float64(inFlight)*unitCost(r, key, l))
@@ -533,7 +537,8 @@ func unitCost(r *Request, key string, l *header.Limit) float64 {
 
 // knownCost is what one request costs in a limit's units where that is
 // known: 1 for requests, else the estimate the request was charged for
-// the limit's scope, else the cost the server says it took.
+// the limit's scope, else the profile's estimate of it, else the cost the
+// server says it took.
 func knownCost(r *Request, key string, l *header.Limit) (float64, bool) {
 	if !units(l) {
 		return 1, true
@@ -542,6 +547,9 @@ func knownCost(r *Request, key string, l *header.Limit) (float64, bool) {
 		if sc := &r.Scopes[i]; sc.Key == key && sc.Cost > 0 {
 			return sc.Cost, true
 		}
+	}
+	if r.Cost > 0 {
+		return r.Cost, true
 	}
 	if l.Has(header.HasCost) && l.Cost > 0 {
 		return l.Cost, true

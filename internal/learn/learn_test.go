@@ -789,3 +789,20 @@ func TestPlanWaitsOneUnitOfAFullReset(t *testing.T) {
 		})
 	}
 }
+
+// On the first word of a token limit, before the request was charged for
+// its scope, the reserve for the requests in flight takes the profile's
+// estimate of this request's cost (Request.Cost) for each, not all the
+// window has spent: 16 in flight at 102 tokens keep 1632, not 16000.
+func TestPlanReservesTheEstimateOnAFirstCount(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Cost = 102
+	l := limit("tokens", qwrr, 30000, 29000, time.Minute, 30*time.Second)
+	l.Unit = header.Tokens
+	var p Plan
+	m.Plan(Config{InFlight: 16}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+	if len(p.Update.Rates) != 1 || !p.Update.Rates[0].HasFree || p.Update.Rates[0].Free != 29000-16*102 {
+		t.Errorf("rates = %+v, want %v free", p.Update.Rates, 29000-16*102)
+	}
+}

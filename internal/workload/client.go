@@ -103,6 +103,13 @@ func Seed() Client {
 	}}
 }
 
+// Labeled returns a RoundTripper that sets the X-Sim-Client header to name
+// on every request it sends through base, so that the simulator counts the
+// client's requests apart.
+func Labeled(base http.RoundTripper, name string) http.RoundTripper {
+	return &labeled{base: base, name: name}
+}
+
 // labeled sets the X-Sim-Client header on every request it sends, so that
 // the simulator counts the client's requests apart.
 type labeled struct {

@@ -1,0 +1,56 @@
+package heed
+
+import (
+	"strconv"
+	"testing"
+)
+
+// counts keeps the keys of requests in flight and sweeps the zero counts
+// of keys no longer in use: 100,000 distinct keys, each added and dropped
+// once, leave at most maxFlightKeys (+1) keys; a key still in flight
+// survives every sweep with its count.
+func TestCountsStayBounded(t *testing.T) {
+	var c counts
+	c.add("live")
+	c.add("live")
+	for i := range 100_000 {
+		k := "k" + strconv.Itoa(i)
+		c.add(k)
+		c.drop(k)
+		if len(c.m) > maxFlightKeys+1 {
+			t.Fatalf("after %d keys the map holds %d, want at most %d", i+1, len(c.m), maxFlightKeys+1)
+		}
+	}
+	if c.m["live"] != 2 {
+		t.Errorf("live = %d, want 2", c.m["live"])
+	}
+	c.drop("live")
+	if c.m["live"] != 1 {
+		t.Errorf("live = %d after a drop, want 1", c.m["live"])
+	}
+}
+
+// Many keys in flight at once: the map holds them all, and sweeps stay
+// rare (the threshold doubles past the keys left), so dropping costs O(1)
+// amortized.
+func TestCountsSweepRarelyWithManyInFlight(t *testing.T) {
+	var c counts
+	const live = 5000
+	for i := range live {
+		c.add("live" + strconv.Itoa(i))
+	}
+	for i := range 10_000 {
+		k := "k" + strconv.Itoa(i)
+		c.add(k)
+		c.drop(k)
+	}
+	if got := c.m["live4999"]; got != 1 {
+		t.Errorf("a key in flight = %d, want 1", got)
+	}
+	if len(c.m) < live || len(c.m) > 2*live+1 {
+		t.Errorf("map holds %d keys, want between %d and %d", len(c.m), live, 2*live+1)
+	}
+	if c.sweepAt < 2*live {
+		t.Errorf("sweepAt = %d, want at least %d: a sweep after every drop", c.sweepAt, 2*live)
+	}
+}
