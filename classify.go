@@ -65,6 +65,10 @@ const (
 	iKey
 )
 
+// documentedLimit names the scopes of limits a profile documents and no
+// header states (profile.Window).
+const documentedLimit = "documented"
+
 // classify maps a request to its scopes (see package scope for their keys)
 // and its admission.
 func (t *Transport) classify(req *http.Request) *request {
@@ -87,22 +91,17 @@ func (t *Transport) classify(req *http.Request) *request {
 		Rate:         rate,
 		UnknownScope: p.BlockScope(),
 	}
+	var documented profile.Window
 	if p != nil {
-		if p.DocumentedRate != nil {
-			r.keys.MaxRate = learn.Config{Target: t.Target}.TargetShare() * max(p.DocumentedRate(r.endpoint), 0)
+		if p.DocumentedLimit != nil {
+			documented = p.DocumentedLimit(r.endpoint)
+			r.keys.MaxRate = learn.Config{Target: t.Target}.TargetShare() * documented.Rate()
 		}
 		r.keys.GlobalIsTenant = p.GlobalIsTenant
 		r.keys.TenantLimits = p.TenantLimits
 	}
 	r.scopes[iGlobal] = store.ScopeAdmit{Key: scope.Global}
 	r.scopes[iTenant] = store.ScopeAdmit{Key: tenant, Limit: t.concurrency()}
-	if p != nil && p.TenantRate > 0 {
-		// A documented account-wide rate no header states: paced as a
-		// short window of it would be.
-		target := learn.Config{Target: t.Target}.TargetShare()
-		r.scopes[iTenant].Rate = target * p.TenantRate
-		r.scopes[iTenant].Burst = max(1, (1-target)*p.TenantRate)
-	}
 	r.scopes[iEndpoint] = store.ScopeAdmit{Key: endpointKey, Rate: rate, Burst: rate}
 	n := iKey
 	if res := p.ResourceOf(req); res != "" {
@@ -113,6 +112,15 @@ func (t *Transport) classify(req *http.Request) *request {
 			sc := &r.scopes[iKey]
 			sc.Gap, sc.Rate, sc.Burst = 0, learn.Config{Target: t.Target}.TargetShare()/p.Gap().Seconds(), float64(p.WriteBurst)
 		}
+		n++
+	}
+	// Documented counts no header states, each a sliding log of its own.
+	if w := p.TenantLimitOf(); !w.IsZero() {
+		r.scopes[n] = store.ScopeAdmit{Key: scope.Limit(tenant, documentedLimit), Limit: w.N, Window: w.Held()}
+		n++
+	}
+	if !documented.IsZero() {
+		r.scopes[n] = store.ScopeAdmit{Key: scope.EndpointLimit(endpointKey, documentedLimit), Limit: documented.N, Window: documented.Held()}
 		n++
 	}
 	nfixed := n

@@ -200,27 +200,64 @@ func TestModelsOfOneKeyHaveLimitsOfTheirOwn(t *testing.T) {
 	}
 }
 
-// Profile.TenantRate paces each tenant at Target of the documented rate
-// from its first request, and one tenant's pace never delays another's.
-func TestTenantRatePacesEachTenant(t *testing.T) {
+// Profile.TenantLimit admits at most N of a tenant's requests in any Per
+// (and its margin), from its first request, and one tenant's count never
+// delays another's.
+func TestTenantLimitHoldsEachTenant(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 200}}, Repeat: true}
-		p := &profile.Profile{Name: "documented", Account: profile.HeaderAccount("Authorization"), TenantRate: 10}
+		p := &profile.Profile{Name: "documented", Account: profile.HeaderAccount("Authorization"),
+			TenantLimit: profile.Window{N: 3, Per: time.Second}}
 		tr := &heed.Transport{Base: s, Profile: p, Rand: zero()}
-		call := func(token string) time.Duration {
-			req, _ := http.NewRequest("GET", "https://api.example.test/v1/things", nil)
+		call := func(token, path string) time.Duration {
+			req, _ := http.NewRequest("GET", "https://api.example.test/v1/"+path, nil)
 			req.Header.Set("Authorization", token)
 			return timed(t, tr, req)
 		}
-		if d := call("a"); d != 0 {
-			t.Errorf("first call of tenant a waited %v, want 0", d)
+		for i, path := range []string{"things", "other", "things"} {
+			if d := call("a", path); d != 0 {
+				t.Errorf("call %d of tenant a waited %v, want 0 (3 in any second)", i+1, d)
+			}
 		}
-		// 10 a second at the default target of 0.97, with a burst of 1.
-		if d, want := call("a"), seconds(1/9.7); d < want-time.Microsecond || d > want+time.Microsecond {
-			t.Errorf("second call of tenant a waited %v, want %v", d, want)
+		time.Sleep(300 * time.Millisecond)
+		// The first place frees 1.02 s after it was taken, whichever
+		// endpoint took it.
+		if d, want := call("a", "more"), 720*time.Millisecond; d != want {
+			t.Errorf("call 4 of tenant a waited %v, want %v", d, want)
 		}
-		if d := call("b"); d != 0 {
-			t.Errorf("first call of tenant b waited %v, want 0: a's pace is a's", d)
+		if d := call("b", "things"); d != 0 {
+			t.Errorf("first call of tenant b waited %v, want 0: a's count is a's", d)
+		}
+	})
+}
+
+// Profile.DocumentedLimit holds a method to its documented count from its
+// first call: Slack's users.list, Tier 2, 20 in any minute. A short job of
+// 20 goes at once; the 21st waits for the first place to free.
+func TestDocumentedLimitFromTheFirstCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 200, Body: `{"ok":true}`}}, Repeat: true}
+		tr := &heed.Transport{Base: s, Profile: profile.Slack(), Rand: zero(), MaxWait: 2 * time.Minute}
+		call := func(token, method string) time.Duration {
+			req, _ := http.NewRequest("POST", "https://slack.com/api/"+method, strings.NewReader("limit=10"))
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			return timed(t, tr, req)
+		}
+		for i := range 20 {
+			if d := call("xoxb-one", "users.list"); d != 0 {
+				t.Fatalf("users.list call %d waited %v, want 0 (Tier 2: 20 a minute)", i+1, d)
+			}
+		}
+		time.Sleep(10 * time.Second)
+		if d := call("xoxb-one", "conversations.history"); d != 0 {
+			t.Errorf("conversations.history waited %v, want 0: each method has its own tier", d)
+		}
+		if d := call("xoxb-two", "users.list"); d != 0 {
+			t.Errorf("another token's users.list waited %v, want 0", d)
+		}
+		if d, want := call("xoxb-one", "users.list"), 51200*time.Millisecond; d != want {
+			t.Errorf("users.list call 21 waited %v, want %v (a minute and its margin from the first)", d, want)
 		}
 	})
 }

@@ -58,6 +58,7 @@ type scopeState struct {
 	used         time.Time                 // the last admission that asked for it
 	cutAt        time.Time                 // when a cut last applied (RateUpdate.Event)
 	leases       map[store.Lease]time.Time // lease -> expiry; zero for none
+	window       []time.Time               // a sliding log (ScopeAdmit.Window): when each place frees, sorted
 }
 
 var _ store.Store = (*Store)(nil)
@@ -154,13 +155,29 @@ func (s *Store) evict(now time.Time, keep int) {
 // lease, no block, no gap (only a learned rate or a pacing debt, which the
 // next responses teach again).
 func (st *scopeState) evictable(now time.Time) bool {
-	return len(st.leases) == 0 && !st.blockedUntil.After(now) && !st.notBefore.After(now)
+	return len(st.leases) == 0 && !st.windowHeld(now) && !st.blockedUntil.After(now) && !st.notBefore.After(now)
 }
 
 func (st *scopeState) idle(now time.Time) bool {
 	st.expireLeases(now)
-	return len(st.leases) == 0 && !st.blockedUntil.After(now) && !st.notBefore.After(now) &&
+	return len(st.leases) == 0 && !st.windowHeld(now) && !st.blockedUntil.After(now) && !st.notBefore.After(now) &&
 		!st.tat.After(now) && !st.rateUntil.After(now)
+}
+
+// windowHeld reports whether the scope's sliding log holds a place at now.
+func (st *scopeState) windowHeld(now time.Time) bool {
+	return len(st.window) > 0 && st.window[len(st.window)-1].After(now)
+}
+
+// expireWindow drops the places of the sliding log that are free at now.
+func (st *scopeState) expireWindow(now time.Time) {
+	i := 0
+	for i < len(st.window) && !st.window[i].After(now) {
+		i++
+	}
+	if i > 0 {
+		st.window = append(st.window[:0], st.window[i:]...)
+	}
 }
 
 func (st *scopeState) expireLeases(now time.Time) {
@@ -210,12 +227,29 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		return d, nil
 	}
 	for i, st := range sts {
-		if lim := a.Scopes[i].Limit; lim > 0 {
+		if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window <= 0 {
 			st.expireLeases(now)
 			if len(st.leases) >= lim {
 				return store.Decision{Reason: store.Busy, Wait: store.BusyPoll, Scope: a.Scopes[i].Key}, nil
 			}
 		}
+	}
+
+	// Sliding logs: the request waits for the oldest place of the fullest.
+	var full time.Time
+	fullest := -1
+	for i, st := range sts {
+		if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window > 0 {
+			st.expireWindow(now)
+			if len(st.window) >= lim {
+				if at := st.window[len(st.window)-lim]; at.After(full) {
+					full, fullest = at, i
+				}
+			}
+		}
+	}
+	if fullest >= 0 {
+		return store.Decision{Reason: store.Paced, Wait: full.Sub(now), Scope: a.Scopes[fullest].Key}, nil
 	}
 
 	if !a.Paced {
@@ -246,6 +280,20 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		expiry = now.Add(a.LeaseTTL)
 	}
 	for i, st := range sts {
+		if w := a.Scopes[i].Window; w > 0 && a.Scopes[i].Limit > 0 {
+			// A place in the log, sorted by when it frees; a scope named
+			// twice takes one place.
+			if slices.ContainsFunc(a.Scopes[:i], func(o store.ScopeAdmit) bool { return o.Key == a.Scopes[i].Key && o.Window > 0 }) {
+				continue
+			}
+			at := now.Add(w)
+			j := len(st.window)
+			for j > 0 && st.window[j-1].After(at) {
+				j--
+			}
+			st.window = slices.Insert(st.window, j, at)
+			continue
+		}
 		if a.Scopes[i].Limit > 0 || a.Scopes[i].Gap > 0 {
 			if lease == 0 {
 				s.nextLease++

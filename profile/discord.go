@@ -2,6 +2,7 @@ package profile
 
 import (
 	"strings"
+	"time"
 
 	"github.com/heedhttp/heed/header"
 )
@@ -21,9 +22,9 @@ import (
 // JSON body with retry_after in seconds and global (package header reads
 // them, and X-RateLimit-Reset-After).
 //
-// So the tenant is the bot token (Authorization), hashed, paced at the
-// global 50 a second (TenantRate: Discord's headers never state it, and a
-// global 429 blocks every route of the bot); an endpoint keeps
+// So the tenant is the bot token (Authorization), hashed, held to the
+// global 50 in any second (TenantLimit: Discord's headers never state it,
+// and a global 429 blocks every route of the bot); an endpoint keeps
 // the value of its top-level resource, the first id after /channels/,
 // /guilds/ or /webhooks/ (and a webhook's token), and templates the ids
 // after it ("POST /channels/81384788765712384/messages/{id}"), so that each
@@ -41,7 +42,7 @@ func Discord() *Profile {
 		Endpoint:              DiscordEndpoint,
 		UnknownScope:          header.ScopeEndpoint,
 		GlobalIsTenant:        true,
-		TenantRate:            50,
+		TenantLimit:           Window{N: 50, Per: time.Second},
 		ThrottledNotProcessed: true,
 		RetryServerErrors:     true,
 	}

@@ -100,21 +100,22 @@ type Profile struct {
 	// limit across its routes), not every tenant's: heed blocks and paces
 	// the tenant for it, never the others. False means global is global.
 	GlobalIsTenant bool
-	// DocumentedRate returns the steady rate, in requests per second, that
-	// the provider documents for an endpoint ("POST /api/users.list")
-	// whose responses state no limit (Slack's tiers), or 0. heed does not
-	// pace the endpoint by it until a throttle shows the endpoint limited:
-	// a short job runs at full speed. From then on the endpoint is paced
-	// from what the server accepted, never above Target of this rate. Nil
-	// means none.
-	DocumentedRate func(endpoint string) float64
-	// TenantRate is the request rate per second that the provider
-	// documents for a whole account and never reports in its headers
-	// (Discord's global limit: "All bots can make up to 50 requests per
-	// second"): the tenant is paced at Target of it, with a burst of what
-	// is left over, from its first request. Zero means none. An account
-	// granted more than the documented rate should set its own.
-	TenantRate float64
+	// DocumentedLimit returns the count per time the provider documents
+	// for an endpoint ("POST /api/users.list") whose responses state no
+	// limit (Slack's tiers), or the zero Window. heed admits at most N of
+	// the endpoint's requests in any Per from its first request (see
+	// [Window]): a short job of up to N runs at full speed, and a long one
+	// never exceeds the documented count. Once a throttle shows the
+	// endpoint limited below it, the endpoint is also paced from what the
+	// server accepted, never above Target of N per Per. Nil means none.
+	DocumentedLimit func(endpoint string) Window
+	// TenantLimit is the count per time the provider documents for a whole
+	// account and never reports in its headers (Discord's global limit:
+	// "All bots can make up to 50 requests per second"): heed admits at
+	// most N of the tenant's requests in any Per (see [Window]), from its
+	// first request. The zero Window means none. An account granted more
+	// than the documented limit should set its own.
+	TenantLimit Window
 	// TenantLimits reports that the provider documents the limits its
 	// headers report as the account's, whichever endpoint reports them
 	// (OpenAI's and Anthropic's requests and tokens per minute, per
@@ -273,6 +274,36 @@ func (p *Profile) ResourceOf(r *http.Request) string {
 	return p.WriteKey(r)
 }
 
+// Window is a limit documented as a count per time that no header states:
+// at most N requests in any Per. heed keeps it as a sliding log in the
+// store (store.ScopeAdmit.Window), which is as strict as the provider's
+// fixed window, sliding window or bucket of that count, whatever they
+// count from, with Per lengthened by [WindowMargin] for the skew between
+// when heed admits a request and when the server counts it.
+type Window struct {
+	N   int
+	Per time.Duration
+}
+
+// WindowMargin is the share of a [Window]'s Per that heed adds to it: a
+// place frees Per + Per/50 after its admission, so a full log runs at 98%
+// of N per Per.
+const WindowMargin = 50
+
+// IsZero reports whether w states no limit.
+func (w Window) IsZero() bool { return w.N <= 0 || w.Per <= 0 }
+
+// Rate returns w's steady rate in requests per second, or 0.
+func (w Window) Rate() float64 {
+	if w.IsZero() {
+		return 0
+	}
+	return float64(w.N) / w.Per.Seconds()
+}
+
+// Held returns how long each request holds its place: Per and its margin.
+func (w Window) Held() time.Duration { return w.Per + w.Per/WindowMargin }
+
 // Gap returns the pause after each write to one resource:
 // [Profile.WriteGap], or [DefaultWriteGap].
 func (p *Profile) Gap() time.Duration {
@@ -289,6 +320,15 @@ func (p *Profile) RateOf(method string) float64 {
 		return p.Rate(method)
 	}
 	return 0
+}
+
+// TenantLimitOf returns [Profile.TenantLimit], or the zero Window for a
+// nil Profile.
+func (p *Profile) TenantLimitOf() Window {
+	if p == nil {
+		return Window{}
+	}
+	return p.TenantLimit
 }
 
 // BlockScope returns the scope a throttle that names no reason blocks:

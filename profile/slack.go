@@ -31,11 +31,12 @@ const maxSlackForm = 64 << 10
 // method; messages to one channel go one at a time, three at once and then
 // one a second (Slack does not say how long a burst it allows; a 429 beyond
 // it is retried after its Retry-After, as the message was not posted). A
-// method is not paced by its tier ([SlackTier], [SlackTierRate]) before
-// Slack refuses it: a tier of a few calls a minute would make a short job
-// crawl where Slack tolerates bursts. Once it refuses one, the method is
-// paced from the rate its calls were accepted at, never above its tier's
-// (DocumentedRate). Slack's own SDKs (@slack/web-api,
+// method of a known tier ([SlackTier], [SlackTierLimit]) takes at most its
+// tier's count in any minute (DocumentedLimit), from its first call: a
+// short job of up to that count runs at full speed, and a long one never
+// draws the 429s that going past the tier would. Once Slack refuses one
+// anyway, the method is also paced from the rate its calls were accepted
+// at, never above its tier's. Slack's own SDKs (@slack/web-api,
 // python-slack-sdk's RateLimitErrorRetryHandler) re-send every 429ed call,
 // chat.postMessage included, after Retry-After: a throttled call was not
 // processed, so it is retried whatever its method.
@@ -47,7 +48,7 @@ func Slack() *Profile {
 		WriteKey:              SlackChannel,
 		WriteGap:              time.Second,
 		WriteBurst:            3,
-		DocumentedRate:        slackDocumentedRate,
+		DocumentedLimit:       slackDocumentedLimit,
 		UnknownScope:          header.ScopeEndpoint,
 		ThrottledNotProcessed: true,
 	}
@@ -146,29 +147,33 @@ func SlackTier(method string) int {
 	return 0
 }
 
-// slackDocumentedRate is the tier rate of a Web API method's endpoint
-// ("POST /api/users.list"), or 0.
-func slackDocumentedRate(endpoint string) float64 {
+// slackDocumentedLimit is the tier limit of a Web API method's endpoint
+// ("POST /api/users.list"), or the zero Window.
+func slackDocumentedLimit(endpoint string) Window {
 	m, ok := strings.CutPrefix(endpoint, "POST /api/")
 	if !ok {
-		return 0
+		return Window{}
 	}
-	return SlackTierRate(SlackTier(m))
+	return SlackTierLimit(SlackTier(m))
 }
 
-// SlackTierRate returns the least rate Slack documents for a tier, in
-// calls per second (Tier 1 one a minute, Tier 2 twenty, Tier 3 fifty,
-// Tier 4 a hundred), or 0 for an unknown tier.
-func SlackTierRate(tier int) float64 {
+// SlackTierLimit returns the least count Slack documents for a tier, per
+// minute (Tier 1 one, Tier 2 twenty, Tier 3 fifty, Tier 4 a hundred), or
+// the zero Window for an unknown tier.
+func SlackTierLimit(tier int) Window {
+	n := 0
 	switch tier {
 	case 1:
-		return 1.0 / 60
+		n = 1
 	case 2:
-		return 20.0 / 60
+		n = 20
 	case 3:
-		return 50.0 / 60
+		n = 50
 	case 4:
-		return 100.0 / 60
+		n = 100
 	}
-	return 0
+	if n == 0 {
+		return Window{}
+	}
+	return Window{N: n, Per: time.Minute}
 }

@@ -4,7 +4,7 @@
 -- hash and its lease set, then the keys of the release section.
 -- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve
 --    epoch new_epoch grace drain scopes, then per scope: rate burst limit
---    gap cost, then the release section (see releases): the Store's
+--    gap cost window, then the release section (see releases): the Store's
 --    releases queued since its last call, given back before the decision.
 --    Durations in nanoseconds; paced and background are 1 or 0; drain is
 --    '-' or when the Store returned from its fallback (ns from now);
@@ -29,16 +29,18 @@ local reserve = num(9)
 -- drain: after a return from the fallback, buckets are taken as empty at
 -- the return (A[13] nanoseconds from now, negative), refilling since.
 local drain = A[13] ~= '-' and tonumber(A[13])
-local H, W = 14, 5 -- header and per-scope argument counts
+local H, W = 14, 6 -- header and per-scope argument counts
 
--- Per scope: its default rate and burst, limit, gap, and cost (the
--- scope's own, else the request's, else 1: Admission.cost).
-local rate0, burst0, limit, gap, cost = {}, {}, {}, {}, {}
+-- Per scope: its default rate and burst, limit, gap, cost (the scope's
+-- own, else the request's, else 1: Admission.cost), and window (ns; above
+-- zero, limit counts admissions in any window: a sliding log in the lease
+-- set, each place scored when it frees and never released).
+local rate0, burst0, limit, gap, cost, window = {}, {}, {}, {}, {}, {}
 local reqCost = num(3)
 if not (reqCost > 0) then reqCost = 1 end
 for i = 1, n do
   local j = H + (i - 1) * W
-  rate0[i], burst0[i], limit[i], gap[i], cost[i] = num(j + 1), num(j + 2), num(j + 3), num(j + 4), num(j + 5)
+  rate0[i], burst0[i], limit[i], gap[i], cost[i], window[i] = num(j + 1), num(j + 2), num(j + 3), num(j + 4), num(j + 5), num(j + 6)
   if not (cost[i] > 0) then cost[i] = reqCost end
 end
 
@@ -93,10 +95,27 @@ d = latest(g, 4)
 if d then return d end
 
 for i = 1, n do
-  if limit[i] > 0 then
+  if limit[i] > 0 and window[i] <= 0 then
     redis.call('ZREMRANGEBYSCORE', K[2 * i], '-inf', nowUs)
     if redis.call('ZCARD', K[2 * i]) >= limit[i] then return {3, i - 1, 0, 0, ep} end
   end
+end
+
+-- Sliding logs: the request waits for the oldest place of the fullest.
+do
+  local full, fullest = 0, 0
+  for i = 1, n do
+    if limit[i] > 0 and window[i] > 0 then
+      redis.call('ZREMRANGEBYSCORE', K[2 * i], '-inf', nowUs)
+      local c = redis.call('ZCARD', K[2 * i])
+      if c >= limit[i] then
+        local e = redis.call('ZRANGE', K[2 * i], c - limit[i], c - limit[i], 'WITHSCORES')
+        local w = (tonumber(e[2]) - nowS * 1000000) * 1000 - nowNs
+        if w > full then full, fullest = w, i end
+      end
+    end
+  end
+  if fullest > 0 then return {2, fullest - 1, full, 0, ep} end
 end
 
 if not paced then
@@ -158,7 +177,14 @@ if lease ~= '0' then
   local exp = nowS * 1000000 + math.ceil((nowNs + leaseTTL) / 1000)
   local ms = math.ceil(leaseTTL / 1e6) + SLACK
   for i = 1, n do
-    if limit[i] > 0 or gap[i] > 0 then
+    if limit[i] > 0 and window[i] > 0 then
+      -- A place in the log, until it frees.
+      local lk = K[2 * i]
+      local wexp = nowS * 1000000 + math.ceil((nowNs + window[i]) / 1000)
+      redis.call('ZADD', lk, wexp, lease)
+      local wms = math.ceil(window[i] / 1e6) + SLACK
+      if redis.call('PTTL', lk) < wms - SLACK / 2 then redis.call('PEXPIRE', lk, wms) end
+    elseif limit[i] > 0 or gap[i] > 0 then
       local lk = K[2 * i]
       if limit[i] <= 0 then
         -- Leases of processes that died go when they expire (scopes with

@@ -23,7 +23,7 @@ var aclRules = []string{
 	"+evalsha", "+eval",
 	// what the scripts call
 	"+time", "+hmget", "+hset", "+pexpire", "+pttl", "+exists", "+set",
-	"+zadd", "+zrem", "+zscore", "+zcard", "+zremrangebyscore",
+	"+zadd", "+zrem", "+zscore", "+zcard", "+zremrangebyscore", "+zrange",
 }
 
 func TestConformanceOnCluster(t *testing.T) {

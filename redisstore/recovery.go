@@ -146,9 +146,10 @@ func (s *Store) wantReassert(all bool) {
 	s.work.Store(true)
 }
 
-// keepUndo keeps the undo of an admission whose reply was lost.
+// keepUndo keeps the undo of an admission whose reply was lost: it takes
+// back the leases and the sliding-log places the admission may hold.
 func (s *Store) keepUndo(a *store.Admission, lease store.Lease) {
-	op := leaseOp(a, lease)
+	op := placesOp(a, lease, takesPlace)
 	op.undo = true
 	s.keep(op)
 }
@@ -156,10 +157,15 @@ func (s *Store) keepUndo(a *store.Admission, lease store.Lease) {
 // leaseOp returns the release of lease, held on the scopes of a that take
 // leases (none when no scope does).
 func leaseOp(a *store.Admission, lease store.Lease) pendingOp {
+	return placesOp(a, lease, takesLease)
+}
+
+// placesOp returns the release of lease on the scopes of a that in says.
+func placesOp(a *store.Admission, lease store.Lease, in func(*store.ScopeAdmit) bool) pendingOp {
 	op := pendingOp{lease: lease}
 	n := 0
 	for i := range a.Scopes {
-		if sc := &a.Scopes[i]; sc.Limit > 0 || sc.Gap > 0 {
+		if in(&a.Scopes[i]) {
 			n++
 		}
 	}
@@ -168,11 +174,32 @@ func leaseOp(a *store.Admission, lease store.Lease) pendingOp {
 	}
 	op.scopes = make([]opScope, 0, n)
 	for i := range a.Scopes {
-		if sc := &a.Scopes[i]; sc.Limit > 0 || sc.Gap > 0 {
+		if sc := &a.Scopes[i]; in(sc) {
 			op.scopes = append(op.scopes, opScope{sc.Key, sc.Gap})
 		}
 	}
 	return op
+}
+
+// takesLease reports whether a scope holds a request's lease until its
+// release: a concurrency cap or a write gap (a sliding log takes neither).
+func takesLease(sc *store.ScopeAdmit) bool {
+	log := sc.Limit > 0 && sc.Window > 0
+	return !log && (sc.Limit > 0 || sc.Gap > 0)
+}
+
+// takesPlace reports whether a scope holds a lease or a place in a sliding
+// log (ScopeAdmit.Window), each named by the admission's lease id.
+func takesPlace(sc *store.ScopeAdmit) bool { return sc.Limit > 0 || sc.Gap > 0 }
+
+// holdsLease reports whether an admission's lease is held on some scope.
+func holdsLease(a *store.Admission) bool {
+	for i := range a.Scopes {
+		if takesLease(&a.Scopes[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // keepAll keeps releases that a call carried and that may not have reached

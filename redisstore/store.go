@@ -309,6 +309,7 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		c.int(int64(sc.Limit))
 		c.dur(sc.Gap)
 		c.float(nonNeg(sc.Cost))
+		c.dur(sc.Window)
 	}
 	c.ops = s.takeQueued(c.ops)
 	c.releases(s, c.ops)
@@ -332,6 +333,9 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		return store.Decision{}, ep, true, nil
 	}
 	if reason == int64(store.Admitted) {
+		if !holdsLease(a) {
+			lease = 0 // only sliding-log places, which are never released
+		}
 		return store.Decision{Reason: store.Admitted, Lease: lease}, ep, false, nil
 	}
 	if idx < 0 || int(idx) >= len(a.Scopes) || reason > int64(store.Spaced) {
@@ -422,7 +426,7 @@ func (s *Store) Renew(ctx context.Context, a *store.Admission, lease store.Lease
 	c.uint(uint64(lease))
 	c.dur(orDefault(ttl, orDefault(a.LeaseTTL, s.leaseTTL)))
 	for i := range a.Scopes {
-		if sc := &a.Scopes[i]; sc.Limit > 0 || sc.Gap > 0 {
+		if sc := &a.Scopes[i]; takesLease(sc) {
 			c.key(s.tag, ":l:", sc.Key)
 		}
 	}

@@ -81,6 +81,14 @@ type ScopeAdmit struct {
 	// Cost is what the request takes from this scope's pacing, in the
 	// scope's units (tokens for a token limit). Zero means Admission.Cost.
 	Cost float64
+	// Window, when above zero with a Limit, makes Limit the most requests
+	// the scope admits in any Window rather than at once: a sliding log,
+	// for a documented "N per T" that no header counts. Each admission
+	// holds its place for Window from its admission, whatever its release
+	// (Release and Renew leave it alone); a full scope's decision is Paced,
+	// not reserved, with the Wait until its oldest place frees. Such a
+	// scope takes no lease, and its Gap is ignored.
+	Window time.Duration
 }
 
 // Admission is what one request asks of a [Store].

@@ -86,6 +86,9 @@ func (d *differ) run(ops int) {
 			Limit: pick(r, 0, 0, 1, 2, 3),
 			Gap:   pick(r, 0, 0, 150*time.Millisecond, time.Second),
 		})
+		if r.IntN(3) == 0 {
+			d.scopes[i].Window = pick(r, 700*time.Millisecond, 3*time.Second)
+		}
 	}
 	for range ops {
 		switch n := r.IntN(20); {

@@ -209,6 +209,64 @@ var cases = []struct {
 		h.expect(a, store.Blocked, 1*s, "w", false) // not Busy
 		h.release(a, l)
 	}},
+	{"SlidingLogAdmitsLimitInAnyWindow", func(h *harness) {
+		w := store.ScopeAdmit{Key: "log", Limit: 3, Window: 10 * s}
+		a := adm(store.ScopeAdmit{Key: "other"}, w)
+		var leases []store.Lease
+		leases = append(leases, h.admitted(a))
+		h.clock.Advance(2 * s)
+		leases = append(leases, h.admitted(a), h.admitted(a))
+		// Full: the wait is until the oldest place frees, exactly, and it
+		// reserves nothing.
+		h.expect(a, store.Paced, 8*s, "log", false)
+		h.expect(a, store.Paced, 8*s, "log", false)
+		for _, l := range leases {
+			h.release(a, l) // a release frees no place
+		}
+		h.expect(a, store.Paced, 8*s, "log", false)
+		h.clock.Advance(8*s - ms)
+		h.expect(a, store.Paced, ms, "log", false)
+		h.clock.Advance(ms)
+		h.admitted(a) // one place freed at its instant
+		h.expect(a, store.Paced, 2*s, "log", false)
+		h.clock.Advance(2 * s)
+		h.admitted(a)
+		h.admitted(a)
+		h.expect(a, store.Paced, 8*s, "log", false)
+		h.clock.Advance(10 * s)
+		for range 3 {
+			h.admitted(a)
+		}
+		h.expect(a, store.Paced, 10*s, "log", false)
+	}},
+	{"SlidingLogComesAfterCapsAndBeforePacing", func(h *harness) {
+		log := store.ScopeAdmit{Key: "log", Limit: 1, Window: 5 * s}
+		capped := store.ScopeAdmit{Key: "capped", Limit: 1}
+		paced := store.ScopeAdmit{Key: "paced", Rate: 1, Burst: 1}
+		l := h.admitted(adm(capped))
+		h.expect(adm(log, capped), store.Busy, 0, "capped", false)
+		h.admitted(adm(log)) // a Busy decision took no place
+		h.release(adm(capped), l)
+		h.expect(adm(paced, log, capped), store.Paced, 5*s, "log", false)
+		// A full log reserved no turn: the paced scope admits at once.
+		h.admitted(adm(paced))
+		h.clock.Advance(5 * s)
+		h.admitted(adm(paced, log))
+		h.expect(adm(paced, log), store.Paced, 5*s, "log", false)
+		h.expect(adm(paced), store.Paced, 1*s, "paced", true) // the log's refusal booked no turn
+	}},
+	{"SlidingLogsWaitForTheFullest", func(h *harness) {
+		short := store.ScopeAdmit{Key: "short", Limit: 2, Window: 2 * s}
+		long := store.ScopeAdmit{Key: "long", Limit: 2, Window: 60 * s}
+		a := adm(short, long)
+		h.admitted(a)
+		h.admitted(a)
+		h.expect(a, store.Paced, 60*s, "long", false)
+		h.expect(adm(short), store.Paced, 2*s, "short", false)
+		h.clock.Advance(2 * s)
+		h.admitted(adm(short))
+		h.expect(a, store.Paced, 58*s, "long", false)
+	}},
 	{"GapStartsAtRelease", func(h *harness) {
 		a := adm(store.ScopeAdmit{Key: "issue 7", Gap: 2 * s})
 		l1 := h.admitted(a)

@@ -140,7 +140,7 @@ type Request struct {
 	TenantLimits bool
 	// MaxRate, when above zero, is the most AIMD may pace the endpoint at:
 	// Target of the rate its provider documents for it though its
-	// responses state none (Slack's tiers, profile.Profile.DocumentedRate).
+	// responses state none (Slack's tiers, profile.Profile.DocumentedLimit).
 	MaxRate float64
 	// Cost is the request's estimated cost in tokens or points, where the
 	// profile estimates one, or zero.

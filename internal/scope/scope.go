@@ -28,11 +28,12 @@ import (
 const Global = "global"
 
 // MaxPerRequest is the most scopes one request belongs to: global, tenant,
-// endpoint, resource, and up to MaxLimits named limit scopes.
-const MaxPerRequest = 8
+// endpoint, resource, the tenant's and the endpoint's documented limits,
+// and up to MaxLimits named limit scopes.
+const MaxPerRequest = 6 + MaxLimits
 
 // MaxLimits is the most named limit scopes one request joins.
-const MaxLimits = MaxPerRequest - 4
+const MaxLimits = 4
 
 // Kind says what a scope key names.
 type Kind uint8

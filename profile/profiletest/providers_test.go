@@ -10,14 +10,6 @@ import (
 	"github.com/heedhttp/heed/sim"
 )
 
-// Why heed's core misses a target on a scenario; see the package doc.
-const (
-	noTierRate = "core: Slack states no count, so the first minute's window ends in a 429 for each call in flight " +
-		"(4 workers: 4 of the 203); from then on the method is paced below its documented tier (DocumentedRate) and draws none"
-	globalPaced = "core: the global limit (Profile.TenantRate, 50 a second) is paced at 0.97 of it with a burst of 1.5, " +
-		"and a sequential job at exactly 50 a second (20 ms round trips) comes 1.4 ms later in all, over 3 short waits"
-)
-
 func TestGitHub(t *testing.T) {
 	run(t, scenario{
 		name:    "github core",
@@ -162,9 +154,6 @@ func TestSlackTier2(t *testing.T) {
 		long:    10 * time.Minute,
 		workers: 4,
 		reset:   time.Minute,
-		missed: map[string]string{
-			"429": noTierRate,
-		},
 	})
 }
 
@@ -235,9 +224,6 @@ func TestDiscordGlobal(t *testing.T) {
 		long:    time.Minute,
 		workers: 8,
 		reset:   time.Second,
-		missed: map[string]string{
-			"short": globalPaced,
-		},
 	})
 }
 
