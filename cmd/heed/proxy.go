@@ -70,7 +70,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var c proxyConfig
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8081", "address to listen on")
 	fs.StringVar(&c.upstream, "upstream", "", "base URL of the API to forward to, such as https://acme.atlassian.net")
-	fs.StringVar(&c.profile, "profile", "generic", "provider profile: "+strings.Join(profile.Names(), ", ")+" or generic")
+	fs.StringVar(&c.profile, "profile", "generic", "provider profile: "+strings.Join(profile.Names(), ", "))
 	fs.IntVar(&c.cacheEntries, "cache", proxy.DefaultCacheEntries, "GET responses to keep for answering during long blocks (0: no cache)")
 	fs.IntVar(&c.cacheBytes, "cache-bytes", proxy.DefaultCacheBytes, "bytes the cache may hold, headers and keys counted")
 	fs.DurationVar(&c.cacheAge, "cache-age", proxy.DefaultMaxAge, "oldest copy served during a block (a response's own max-age can shorten it)")
