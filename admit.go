@@ -58,6 +58,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		if leave, err = t.queue(ctx, key, deadline, byContext); err != nil {
 			return err
 		}
+		r.waited = true // start is no longer now
 	}
 	_, renews := st.(store.Renewer)
 	if renews {
@@ -72,15 +73,22 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			budget = time.Until(deadline)
 		}
 		r.adm.Paced, r.adm.MaxWait = paced, max(min(budget, horizon), time.Nanosecond)
+		// Counted in flight before the store may charge it (and ended if
+		// it does not), so that a count learned meanwhile never misses it.
+		counted := r.inFlight
+		t.countInFlight(r)
 		d, err := st.Admit(ctx, &r.adm)
 		if err != nil {
+			if !counted {
+				t.uncount(r)
+			}
 			if ctxErr := ctx.Err(); ctxErr != nil {
 				return ctxErr
 			}
 			return fmt.Errorf("heed: admit: %w", err)
 		}
 		if d.Reason == store.Admitted {
-			t.countInFlight(r) // charged: on its way to the server
+			// Charged: on its way to the server.
 			r.lease = d.Lease
 			if renews && d.Lease != 0 {
 				r.renewal = t.renew(r)
@@ -88,8 +96,8 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			return nil
 		}
 		paced = paced || d.Reserved
-		if d.Reserved {
-			t.countInFlight(r) // its turn is charged
+		if !d.Reserved && !counted {
+			t.uncount(r) // nothing charged; a turn booked stays counted
 		}
 		if d.Reserved && leave != nil {
 			// Our turn is booked: the next in line may book theirs.
@@ -122,6 +130,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			if leave, err = t.queue(ctx, d.Scope, deadline, byContext); err != nil {
 				return err
 			}
+			r.waited = true
 			continue
 		case d.Reason == store.Paced && !d.Reserved && !r.adm.Background && wait > prev-time.Millisecond && wait < prev+time.Millisecond:
 			// The turn comes no nearer: the request costs more than the

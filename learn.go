@@ -17,23 +17,26 @@ import (
 func (t *Transport) learn(r *request, resp *http.Response) {
 	now := time.Now()
 	r.respAt = now
-	// The server has counted this request; until now it was in flight
-	// for the responses learned meanwhile, whose counts may predate it.
-	t.dropInFlight(r)
+	// The server has counted this request; until its count is read (the
+	// planner ends it then, see learn.Config.Learned, or below) it is in
+	// flight for the responses learned meanwhile, whose counts may
+	// predate it.
 	t.dropUnits(r)
 	var bodies func(*http.Response) bool
 	if t.Profile != nil {
 		bodies = t.Profile.Bodies
 	}
 	header.ParseInto(&r.obs, resp.StatusCode, resp.Header, peekBody(resp, bodies), now)
-	in := learn.Input{Req: &r.keys, Obs: &r.obs, Status: resp.StatusCode, SentAt: r.sentAt, Now: now, PacedBy: r.pacedBy}
+	in := learn.Input{Req: &r.keys, Obs: &r.obs, Status: resp.StatusCode, SentAt: r.sentAt, Now: now, PacedBy: r.pacedBy, Owner: r}
 	if r.units && !r.obs.Throttled {
 		if p := t.Profile; p != nil && p.Usage != nil {
 			in.Usage, in.HasUsage = p.Usage(resp)
 		}
 	}
 	r.admittedAt = t.admitted.Load()
-	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlightOf: t.inFlightFor, InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
+	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlightOf: t.inFlightFor, Learned: t.learned,
+		InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
+	t.dropInFlight(r)
 	if t.OnLimits != nil && len(r.obs.Limits) > 0 {
 		t.OnLimits(LimitsEvent{Request: r.req, Limits: limitsOf(&r.obs, now)})
 	}
@@ -44,8 +47,9 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 // told: the count, less the requests in flight when it was planned, knew
 // nothing of them, and replaced what the store had charged them.
 func (t *Transport) chargeOvertaken(r *request) {
-	n := t.admitted.Load() - r.admittedAt
-	if n == 0 {
+	// The counter goes down for admissions taken back (see uncount).
+	n := int64(t.admitted.Load() - r.admittedAt)
+	if n <= 0 {
 		return
 	}
 	var buf [4]store.Charge

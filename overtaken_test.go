@@ -53,11 +53,9 @@ func TestACountLearnedChargesTheRequestsAdmittedMeanwhile(t *testing.T) {
 		}
 		// The inner search's own count (9 left, one kept: 8 free) was
 		// overwritten by the outer one's (10 left: 9 free), less the inner
-		// search: 8 free. Paced at 0.97 of 30 a minute, with a burst of
-		// 29.1.
-		free := 29.1 - time.Until(snap.TAT).Seconds()*0.485
-		if math.Abs(free-8) > 1e-6 {
-			t.Errorf("free after both = %.6f, want 8", free)
+		// search: 8 free, until the window turns a minute on.
+		if math.Abs(snap.Left-8) > 1e-9 || time.Until(snap.LeftUntil) != time.Minute {
+			t.Errorf("free after both = %.6f until %v from now, want 8 until 1m0s", snap.Left, time.Until(snap.LeftUntil))
 		}
 	})
 }

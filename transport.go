@@ -195,6 +195,7 @@ type Transport struct {
 	flights     counts
 	fresh       counts
 	inFlightFor func(key, tenant string) int // inFlightOf, bound once
+	learned     func(owner any)              // dropInFlight of a *request, bound once
 	// admitted counts the requests counted in flight, ever: a count told
 	// to the store is short of those admitted while it was being told.
 	admitted atomic.Uint64
@@ -224,6 +225,7 @@ func (t *Transport) init() {
 		t.ids = t.paths.IDs
 		t.rnd = t.float64n
 		t.inFlightFor = t.inFlightOf
+		t.learned = func(owner any) { t.dropInFlight(owner.(*request)) }
 	})
 }
 
@@ -474,6 +476,16 @@ func (t *Transport) countInFlight(r *request) {
 		t.fresh.add(r.keys.Tenant)
 	}
 	t.flightMu.Unlock()
+}
+
+// uncount takes back a countInFlight for a request the store did not
+// charge after all, admitted or not: it leaves Transport.admitted, which
+// counts what the store charged.
+func (t *Transport) uncount(r *request) {
+	if r.inFlight {
+		t.admitted.Add(^uint64(0))
+		t.dropInFlight(r)
+	}
 }
 
 // dropInFlight ends what countInFlight began.

@@ -59,6 +59,44 @@ type scopeState struct {
 	cutAt        time.Time                 // when a cut last applied (RateUpdate.Event)
 	leases       map[store.Lease]time.Time // lease -> expiry; zero for none
 	window       []time.Time               // a sliding log (ScopeAdmit.Window): when each place frees, sorted
+	// A counted window (RateUpdate.Until): until leftUntil, only left
+	// units may be taken (none while it is a debt); tat is leftUntil, so
+	// that the bucket is full when the window turns.
+	left      float64
+	leftUntil time.Time
+}
+
+// counted reports whether the scope is in a counted window at now; a
+// window that has turned is dropped (tat already holds what it owed).
+func (st *scopeState) counted(now time.Time) bool {
+	if st.leftUntil.IsZero() {
+		return false
+	}
+	if !st.leftUntil.After(now) {
+		st.leftUntil, st.left = time.Time{}, 0
+		return false
+	}
+	return true
+}
+
+// countedWait is how long a request of cost units waits in a counted
+// window under pace p, whose burst a background request's reserve cuts
+// from full: none while what is left covers it (and the reserve), else
+// until the window turns, or longer for a request that costs more than
+// the burst.
+func (st *scopeState) countedWait(p limiter.Pace, full float64, now time.Time, cost float64) time.Duration {
+	if st.left >= cost+full-burstOf(p) {
+		return 0
+	}
+	return max(st.leftUntil.Sub(now), p.Check(st.tat, now, cost))
+}
+
+// burstOf is a pace's burst as limiter.Pace applies it.
+func burstOf(p limiter.Pace) float64 {
+	if p.Burst <= 0 {
+		return 1
+	}
+	return p.Burst
 }
 
 var _ store.Store = (*Store)(nil)
@@ -257,7 +295,14 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		var wait time.Duration
 		slowest := -1
 		for i, st := range sts {
-			if w := st.pace(&a.Scopes[i], now, a).Check(st.tat, now, a.CostOf(i)); w > wait {
+			p := st.pace(&a.Scopes[i], now, a)
+			var w time.Duration
+			if p.Rate > 0 && st.counted(now) {
+				w = st.countedWait(p, burstOf(st.pace(&a.Scopes[i], now, nil)), now, a.CostOf(i))
+			} else {
+				w = p.Check(st.tat, now, a.CostOf(i))
+			}
+			if w > wait {
 				wait, slowest = w, i
 			}
 		}
@@ -267,6 +312,10 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		}
 		at := now.Add(wait)
 		for i, st := range sts {
+			if st.counted(now) && at.Before(st.leftUntil) && st.pace(&a.Scopes[i], now, nil).Rate > 0 {
+				st.left -= a.CostOf(i) // taken from what the window has left
+				continue
+			}
 			st.tat, _ = st.pace(&a.Scopes[i], now, nil).Reserve(st.tat, at, a.CostOf(i))
 		}
 		if wait > 0 {
@@ -412,12 +461,23 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			// The server's count of what is left replaces the store's.
 			p := limiter.Pace{Rate: rate, Burst: r.Burst}
 			b := max(r.Burst, 1)
-			st.tat = now.Add(p.Span(b - min(max(r.Free, -b), b)))
+			free := min(max(r.Free, -b), b)
+			st.tat = now.Add(p.Span(b - free))
+			st.leftUntil, st.left = time.Time{}, 0
+			if r.Until > 0 {
+				// A window's count: nothing comes back before it turns.
+				st.leftUntil, st.left = now.Add(r.Until), free
+				st.tat = st.leftUntil
+			}
 		}
 	}
 	for _, c := range u.Charges {
 		st := s.scopes[c.Key]
 		if st == nil || st.rate <= 0 || !st.rateUntil.After(now) {
+			continue
+		}
+		if st.counted(now) {
+			st.left -= c.Cost
 			continue
 		}
 		st.tat = limiter.Charge(st.tat, now, st.rate, c.Cost)
@@ -433,6 +493,10 @@ type Snapshot struct {
 	TAT          time.Time
 	Rate         float64 // learned rate, or zero
 	Leases       int
+	// Left is what a counted window (store.RateUpdate.Until) has left
+	// until LeftUntil; zero LeftUntil for none.
+	Left      float64
+	LeftUntil time.Time
 }
 
 // Snapshot returns what the store holds for the scope key, and whether it
@@ -449,6 +513,9 @@ func (s *Store) Snapshot(key string) (Snapshot, bool) {
 	snap := Snapshot{BlockedUntil: st.blockedUntil, NotBefore: st.notBefore, TAT: st.tat, Leases: len(st.leases)}
 	if st.rateUntil.After(now) {
 		snap.Rate = st.rate
+	}
+	if st.counted(now) {
+		snap.Left, snap.LeftUntil = st.left, st.leftUntil
 	}
 	return snap, true
 }

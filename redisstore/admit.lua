@@ -58,11 +58,14 @@ if lease ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then return {0, 0, 0, 0, 
 -- Just after a loss, every Store that holds a block re-asserts it.
 if grace then return {3, 0, grace, 0, ep} end
 
-local b, g, t, r, k, u, x = {}, {}, {}, {}, {}, {}, {}
+local b, g, t, r, k, u, x, left, e = {}, {}, {}, {}, {}, {}, {}, {}, {}
 for i = 1, n do
-  local h = redis.call('HMGET', K[2 * i - 1], 'b', 'g', 't', 'r', 'k', 'u', 'x')
+  local h = redis.call('HMGET', K[2 * i - 1], 'b', 'g', 't', 'r', 'k', 'u', 'x', 'n', 'e')
   b[i], g[i], t[i], u[i], x[i] = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[6]), rel(h[7])
   r[i], k[i] = h[4], h[5]
+  -- A counted window (RateUpdate.Until): until e, only n units.
+  e[i] = rel(h[9])
+  if e[i] and e[i] > 0 then left[i] = tonumber(h[8]) or 0 else e[i] = nil end
 end
 
 -- latest returns the decision to wait for the latest instant of x after
@@ -139,6 +142,7 @@ if not paced then
         local f = drain + span(burst, rate)
         if not t[i] or t[i] < f then t[i] = f end
       end
+      local full = burst
       if background and reserve > 0 and reserve < 1 then
         -- limiter.Pace.Yielding: keep a share of the burst for others.
         burst = burst - reserve * burst
@@ -150,6 +154,15 @@ if not paced then
       if burst < 1 then floor = span(burst, rate) - span(1, rate) end
       if not tat or tat < floor then tat = floor end
       local allow = tat + span(cost[i], rate) - span(burst, rate)
+      if allow < 0 then allow = 0 end
+      if e[i] then
+        -- A counted window: what is left, else the turn (or a debt after).
+        if left[i] >= cost[i] + full - burst then
+          allow = 0
+        elseif allow < e[i] then
+          allow = e[i]
+        end
+      end
       if allow > wait then wait, slowest = allow, i end
     end
   end
@@ -161,7 +174,12 @@ if not paced then
   local cur = {}
   for i = 1, n do
     local key = K[2 * i - 1]
-    if rates[i] then
+    if rates[i] and e[i] and wait < e[i] then
+      -- Taken from what the window has left.
+      local l = (cur[key .. 'n'] or left[i]) - cost[i]
+      cur[key .. 'n'] = l
+      save(key, {'n', string.format('%.17g', l)}, x[i], b[i], g[i], t[i], u[i])
+    elseif rates[i] then
       local tat, floor = cur[key] or t[i], wait
       if bursts[i] < 1 then floor = wait + span(bursts[i], rates[i]) - span(1, rates[i]) end
       if not tat or tat < floor then tat = floor end

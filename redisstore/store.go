@@ -525,6 +525,11 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 		} else {
 			c.int(-1)
 		}
+		if r.HasFree && r.Until > 0 {
+			c.dur(r.Until)
+		} else {
+			c.int(0)
+		}
 	}
 	for _, ch := range u.Charges {
 		c.key(s.tag, ":s:", ch.Key)

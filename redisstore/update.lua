@@ -6,10 +6,11 @@
 --    release section.
 -- A: now_s now_ns epoch new_epoch grace nblocks nrates ncharges, then per
 --    block: duration in nanoseconds (> 0), then per rate: rate factor add
---    default min max burst ttl owed event (ttl in nanoseconds; owed, from
---    RateUpdate.Free, the units of pacing debt the server's count leaves,
---    below 0 for none; event, for a cut, how many nanoseconds ago its refused
---    request was sent, below 0 for none), then per charge: cost,
+--    default min max burst ttl owed event until (ttl in nanoseconds; owed,
+--    from RateUpdate.Free, the units of pacing debt the server's count
+--    leaves, below 0 for none; event, for a cut, how many nanoseconds ago
+--    its refused request was sent, below 0 for none; until, RateUpdate.Until
+--    in nanoseconds, 0 for none), then per charge: cost,
 --    then the release section (see releases): the Store's releases queued
 --    since its last call, given back first.
 -- Returns {epoch, then each rate as set, as a string}. An update applies
@@ -18,7 +19,7 @@
 local nb, nr, nc = num(6), num(7), num(8)
 -- Releases first: they happened before this update (a rate learned now
 -- does not cancel a gap that began before it).
-releases(9 + nb + 10 * nr + nc, 2 + nb + nr + nc)
+releases(9 + nb + 11 * nr + nc, 2 + nb + nr + nc)
 
 local ep = epoch(KEYS[1], A[3], A[4], num(5))
 redis.call('PEXPIRE', KEYS[1], EPOCHTTL)
@@ -47,8 +48,8 @@ for i = nb + 1, nb + nr do
   if u and u > 0 then cur = tonumber(h[5]) or 0 end
   local rate, factor, add, def = num(j), num(j + 1), num(j + 2), num(j + 3)
   local lo, hi, burst, ttl = num(j + 4), num(j + 5), num(j + 6), num(j + 7)
-  local owed, ago = num(j + 8), num(j + 9)
-  j = j + 10
+  local owed, ago, till = num(j + 8), num(j + 9), num(j + 10)
+  j = j + 11
   -- RateUpdate.Event: a cut of an event that has cut already is skipped.
   local skip = false
   if ago >= 0 and factor > 0 and factor < 1 then
@@ -97,6 +98,21 @@ for i = nb + 1, nb + nr do
     -- store's debt.
     t = span(owed, v)
     fields[7], fields[8] = 't', abs(t)
+    local bb = burst
+    if not (bb >= 1) then bb = 1 end
+    local free = bb - owed
+    if till > 0 then
+      -- RateUpdate.Until: a window's count, nothing back before it turns.
+      t = till
+      fields[8] = abs(t)
+      fields[#fields + 1] = 'n'
+      fields[#fields + 1] = string.format('%.17g', free)
+      fields[#fields + 1] = 'e'
+      fields[#fields + 1] = abs(till)
+    else
+      fields[#fields + 1] = 'e'
+      fields[#fields + 1] = '0'
+    end
   end
   if ago >= 0 and factor > 0 and factor < 1 then
     fields[#fields + 1] = 'c'
@@ -111,11 +127,16 @@ for i = nb + nr + 1, #KEYS do
   local sk = KEYS[i]
   local c = num(j)
   j = j + 1
-  local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'r', 'x')
+  local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'r', 'x', 'n', 'e')
   local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
   local rate = tonumber(h[5])
+  local e = rel(h[8])
   -- limiter.Charge, at the learned rate only.
-  if rate and rate > 0 and u and u > 0 and c ~= 0 then
+  if rate and rate > 0 and u and u > 0 and c ~= 0 and e and e > 0 then
+    -- In a counted window, the charge is taken from what it has left.
+    local l = (tonumber(h[7]) or 0) - c
+    save(sk, {'n', string.format('%.17g', l)}, rel(h[6]), b, g, t, u)
+  elseif rate and rate > 0 and u and u > 0 and c ~= 0 then
     if c > 0 then
       if not t or t < 0 then t = 0 end
       t = t + span(c, rate)

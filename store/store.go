@@ -204,6 +204,14 @@ type RateUpdate struct {
 	// clamped to [-Burst, Burst], with a Burst of at least 1.
 	Free    float64
 	HasFree bool
+	// Until, when above zero with HasFree, makes Free a window's count:
+	// those units (none, for a debt) are all the scope gives until Until
+	// from now, when the window turns and the scope is full again (its
+	// Burst: requests in flight land in the window they were counted
+	// against, so a debt ends with it), refilling at the rate from then.
+	// Charges meanwhile are taken from the count. Zero means the scope
+	// refills at the rate from now, as a bucket does.
+	Until time.Duration
 	// Event, for a cut (Factor in (0, 1)), is when the refused request that
 	// calls for it was sent: the store applies the cut only when it has
 	// applied none after that instant, so that the many 429s of one event

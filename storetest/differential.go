@@ -220,6 +220,10 @@ func (d *differ) update() {
 			Burst:   pick(r, 0, 1, 2.5),
 			TTL:     pick(r, time.Second, 2*time.Second, 30*time.Second),
 		})
+		if ru := &u.Rates[len(u.Rates)-1]; r.IntN(3) == 0 {
+			ru.Free, ru.HasFree = pick(r, -1.5, 0, 0.5, 2, 4), true
+			ru.Until = pick(r, 0, 0, 800*time.Millisecond, 2*time.Second)
+		}
 	}
 	for range r.IntN(2) {
 		u.Charges = append(u.Charges, store.Charge{

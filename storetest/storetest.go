@@ -209,6 +209,61 @@ var cases = []struct {
 		h.expect(a, store.Blocked, 1*s, "w", false) // not Busy
 		h.release(a, l)
 	}},
+	{"CountedWindowGivesWhatIsLeftUntilItTurns", func(h *harness) {
+		a := adm(store.ScopeAdmit{Key: "w"})
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 1, Burst: 5, Free: 2, HasFree: true, Until: 3 * s}}})
+		h.admitted(a)
+		h.clock.Advance(2 * s) // no refill while the window runs
+		h.admitted(a)
+		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: 500 * ms}, store.Paced, 1*s, "w", false)
+		h.expect(a, store.Paced, 1*s, "w", true) // booked just after the turn
+		h.clock.Advance(1 * s)
+		h.admitted(&store.Admission{Scopes: a.Scopes, Paced: true})
+		// Turned: the burst is whole again, less the booked turn.
+		for range 4 {
+			h.admitted(a)
+		}
+		h.expect(a, store.Paced, 1*s, "w", true)
+	}},
+	{"CountedWindowEndsItsDebtAtItsTurn", func(h *harness) {
+		a := adm(store.ScopeAdmit{Key: "w"})
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 1, Burst: 5, Free: -2, HasFree: true, Until: 3 * s}}})
+		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: time.Second}, store.Paced, 3*s, "w", false)
+		h.clock.Advance(3 * s)
+		for range 5 {
+			h.admitted(a)
+		}
+		h.expect(a, store.Paced, 1*s, "w", true)
+	}},
+	{"CountedWindowTakesCharges", func(h *harness) {
+		a := adm(store.ScopeAdmit{Key: "w"})
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 2, Burst: 4, Free: 3, HasFree: true, Until: 2 * s}}})
+		h.update(&store.Update{Charges: []store.Charge{{Key: "w", Cost: 2}}})
+		h.admitted(a)
+		bg := &store.Admission{Scopes: a.Scopes, Background: true, Reserve: 0.5}
+		h.expect(bg, store.Paced, 2*s, "w", false)
+		h.update(&store.Update{Charges: []store.Charge{{Key: "w", Cost: -3}}})
+		// 3 left: a background request keeps half the burst for others.
+		h.admitted(bg)
+		h.expect(bg, store.Paced, 2*s, "w", false)
+		h.admitted(a)
+		h.admitted(a)
+		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: time.Second}, store.Paced, 2*s, "w", false)
+		h.update(&store.Update{Charges: []store.Charge{{Key: "w", Cost: 1}}}) // a debt of 1
+		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: time.Second}, store.Paced, 2*s, "w", false)
+		h.clock.Advance(2 * s)
+		for range 4 {
+			h.admitted(a)
+		}
+		h.expect(a, store.Paced, 500*ms, "w", true)
+	}},
+	{"CountWithoutUntilEndsACountedWindow", func(h *harness) {
+		a := adm(store.ScopeAdmit{Key: "w"})
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 1, Burst: 5, Free: 0, HasFree: true, Until: 10 * s}}})
+		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: time.Second}, store.Paced, 10*s, "w", false)
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 1, Burst: 5, Free: 0, HasFree: true}}})
+		h.expect(a, store.Paced, 1*s, "w", true) // a bucket refills from now
+	}},
 	{"SlidingLogAdmitsLimitInAnyWindow", func(h *harness) {
 		w := store.ScopeAdmit{Key: "log", Limit: 3, Window: 10 * s}
 		a := adm(store.ScopeAdmit{Key: "other"}, w)

@@ -187,6 +187,8 @@ type Input struct {
 	// another Transport sharing the store, which this one's quiet
 	// successes then raise too.
 	PacedBy string
+	// Owner is the caller's handle on the request, for Config.Learned.
+	Owner any
 }
 
 // Config holds the Transport's settings that learning uses.
@@ -203,6 +205,14 @@ type Config struct {
 	// limit loses nothing to the requests in flight to another (GitHub's
 	// core reads beside its searches). Nil means InFlight for every scope.
 	InFlightOf func(key, tenant string) int
+	// Learned, when set, stops counting a request (Input.Owner) as in
+	// flight. The planner calls it, with its own lock held, just before it
+	// reads a count of what is left and the requests in flight against
+	// it, so that every count it tells is of one instant: each request
+	// learned before it is in the newest count, or still in flight. A
+	// request it is never called for stays in flight until the caller
+	// ends it.
+	Learned func(owner any)
 	// InFlight is that count for callers that keep none per scope.
 	InFlight int
 	// InFlightUnits is what those requests are charged in tokens or
@@ -336,6 +346,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// is that nothing is left: its next request must wait too.
 			m.addSub(r.Endpoint, sub)
 		}
+		var turnIn time.Duration // when a window's count comes back, for RateUpdate.Until
 		if l.Has(header.HasRemaining | header.HasReset) {
 			advertised = true
 			resetIn := l.Reset.Sub(now)
@@ -352,11 +363,23 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			}
 			if resetIn > 0 {
 				resetIn = min(resetIn, MaxBlock)
+				if l.Has(header.HasReset) && !FullReset(l.Dialect) {
+					// A count with a reset is a window's: what it says is
+					// left is all there is until the reset, or, for a
+					// reset rounded up, the turn heed has seen, if sooner.
+					turnIn = resetIn
+					if short && rounded {
+						if turn, ok, _ := m.nextTurn(key, now); ok && turn.After(now) && turn.Sub(now) < turnIn {
+							turnIn = turn.Sub(now)
+						}
+					}
+				}
 				if l.Exhausted() {
 					// Nothing left: stop until the window turns. A reset
 					// rounded up to whole seconds is only a bound; where
-					// the window really turns may be known.
-					if short {
+					// the window really turns may be known. A reset to the
+					// millisecond is the turn: no guess is nearer.
+					if short && rounded {
 						if turn, ok, _ := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
 							resetIn = turn.Sub(now)
 						}
@@ -435,10 +458,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// (what an idle scope refills to) keeps only the fixed
 			// share: one that shrank and grew with the requests in flight
 			// would free units no count had said were left.
-			inFlight := cfg.InFlight
-			if cfg.InFlightOf != nil {
-				inFlight = cfg.InFlightOf(key, r.Tenant)
-			}
+			left, tell, inFlight := m.countToTell(&cfg, in, key, l)
 			// Whole requests are kept (a fraction of one would only delay
 			// the last request of a small quota), one at least of a quota
 			// of ten or more, for a count that overwrites the requests
@@ -449,8 +469,12 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 				reserve = max(burstReserve*l.Quota, cfg.InFlightUnits, float64(inFlight)*unitCost(r, key, l))
 			}
 			ru.Burst = max(burst, (1-burstReserve)*l.Quota)
-			if m.freshCount(key, l, in.SentAt) {
-				ru.Free, ru.HasFree = l.Remaining-reserve, true
+			if tell {
+				ru.Free, ru.HasFree = left-reserve, true
+				// Nothing comes back before the window turns: a bucket
+				// refilling at the steady rate meanwhile would admit
+				// what the server refuses.
+				ru.Until = turnIn
 			}
 		}
 		mergeRate(u, first, ru)

@@ -553,20 +553,23 @@ func TestPlanIgnoresAnOvertakenCount(t *testing.T) {
 	if f, ok := free(14, t0.Add(500*time.Millisecond)); math.Abs(f-13) > 1e-9 || !ok {
 		t.Fatalf("free from 14 left = %v (%v), want 13", f, ok)
 	}
-	if f, ok := free(29, t0); ok {
-		t.Errorf("an overtaken response (29 left, sent earlier) told %v free, want nothing", f)
+	// Overtaken in the same window (sent earlier, leaving more): its
+	// request is in the newest count, which held it back as in flight, so
+	// the newest count is told again, less those in flight now.
+	if f, ok := free(29, t0); math.Abs(f-13) > 1e-9 || !ok {
+		t.Errorf("an overtaken response (29 left, sent earlier) told %v (%v), want the newest count again: 13", f, ok)
 	}
 	if f, ok := free(3, t0.Add(900*time.Millisecond)); math.Abs(f-2) > 1e-9 || !ok {
 		t.Errorf("free from a later response (3 left) = %v (%v), want 2", f, ok)
 	}
 	// Sent at the same instant, answered in another order: the least left
 	// stands.
-	if f, ok := free(5, t0.Add(900*time.Millisecond)); ok {
-		t.Errorf("a response to a request sent with the last, leaving more (5), told %v free, want nothing", f)
+	if f, ok := free(5, t0.Add(900*time.Millisecond)); math.Abs(f-2) > 1e-9 || !ok {
+		t.Errorf("a response to a request sent with the last, leaving more (5), told %v (%v), want 2", f, ok)
 	}
 	// Sent later, but in the same window and leaving more: out of date.
-	if f, ok := free(6, t0.Add(950*time.Millisecond)); ok {
-		t.Errorf("a later response in the same window leaving more (6) told %v free, want nothing", f)
+	if f, ok := free(6, t0.Add(950*time.Millisecond)); math.Abs(f-2) > 1e-9 || !ok {
+		t.Errorf("a later response in the same window leaving more (6) told %v (%v), want 2", f, ok)
 	}
 	// A new window (the reset moved a minute on): its count stands.
 	l := limit("", qwrr, 30, 29, time.Minute, 90*time.Second)
@@ -575,6 +578,10 @@ func TestPlanIgnoresAnOvertakenCount(t *testing.T) {
 	m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0.Add(time.Second), Now: t0.Add(time.Second)}, &p)
 	if len(p.Update.Rates) != 1 || !p.Update.Rates[0].HasFree || math.Abs(p.Update.Rates[0].Free-28) > 1e-9 {
 		t.Errorf("a new window's count: %+v, want 28 free", p.Update.Rates)
+	}
+	// A response from the window before, sent earlier: nothing.
+	if f, ok := free(1, t0.Add(950*time.Millisecond)); ok {
+		t.Errorf("a response of the window before told %v free, want nothing", f)
 	}
 }
 
@@ -804,5 +811,37 @@ func TestPlanReservesTheEstimateOnAFirstCount(t *testing.T) {
 	m.Plan(Config{InFlight: 16}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
 	if len(p.Update.Rates) != 1 || !p.Update.Rates[0].HasFree || p.Update.Rates[0].Free != 29000-16*102 {
 		t.Errorf("rates = %+v, want %v free", p.Update.Rates, 29000-16*102)
+	}
+}
+
+// A count with a reset is a window's: what it says is left is told with
+// the reset as its Until, so that the store gives nothing back before the
+// window turns (a bucket refilling meanwhile admits what the server
+// refuses). A reset that is when a bucket is full again (OpenAI's) is no
+// window's: its count refills from now.
+func TestPlanTellsAWindowsCountUntilItTurns(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dialect header.Dialect
+		resetIn time.Duration
+		want    time.Duration
+	}{
+		{"a window's count to the millisecond", header.IETFStructured, 29500 * time.Millisecond, 29500 * time.Millisecond},
+		{"a window's count in whole seconds, no turn seen", header.IETFStructured, 29 * time.Second, 29 * time.Second},
+		{"a bucket's time to be full", header.OpenAI, 29500 * time.Millisecond, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Memory
+			l := limit("", qwrr, 30, 10, time.Minute, tc.resetIn)
+			l.Scope, l.Dialect = "search", tc.dialect
+			var p Plan
+			m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			if len(p.Update.Rates) != 1 || !p.Update.Rates[0].HasFree {
+				t.Fatalf("rates = %+v, want one told free", p.Update.Rates)
+			}
+			if ru := p.Update.Rates[0]; ru.Free != 9 || ru.Until != tc.want {
+				t.Errorf("free %v until %v, want 9 until %v", ru.Free, ru.Until, tc.want)
+			}
+		})
 	}
 }

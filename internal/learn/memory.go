@@ -406,21 +406,39 @@ func (m *Memory) quietLocked(key string, now time.Time) (n int, raise bool) {
 	return n, true
 }
 
-// freshCount reports whether a count of what is left of a scope (l's
-// remaining), from the response to a request sent at sentAt, is the
-// newest: no response to a later request has told one already, nor one to
-// a request sent at the same instant that left less, nor, in the same
-// window (the same reset), one that left less (a window's count only goes
-// down). An overtaken response's count is out of date, and reports more
-// left than there is.
-func (m *Memory) freshCount(key string, l *header.Limit, sentAt time.Time) bool {
+// countToTell returns the count of what is left of a scope to tell the
+// store from a response (l's remaining, from the response to a request
+// sent at sentAt), and whether to tell one. A count is told when it is
+// the newest: no response to a later request has told one already, nor
+// one to a request sent at the same instant that left less, nor, in the
+// same window (the same reset), one that left less (a window's count only
+// goes down). An overtaken response's count is out of date and reports
+// more left than there is; but in the same window, its request was
+// counted in the newest count, which, told while the request was in
+// flight, held it back: the newest count is told again, less the requests
+// in flight now, fewer by this one.
+//
+// It also returns how many requests are in flight against the scope
+// (Config.InFlightOf), read with the count under one lock, the request
+// itself no longer among them (Config.Learned).
+func (m *Memory) countToTell(cfg *Config, in *Input, key string, l *header.Limit) (left float64, tell bool, inFlight int) {
+	sentAt := in.SentAt
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if cfg.Learned != nil && in.Owner != nil {
+		cfg.Learned(in.Owner)
+	}
+	inFlight = cfg.InFlight
+	if cfg.InFlightOf != nil {
+		inFlight = cfg.InFlightOf(key, in.Req.Tenant)
+	}
 	if have, ok := m.counts[key]; ok {
 		sameWindow := l.Has(header.HasReset) && !have.reset.IsZero() && absDuration(l.Reset.Sub(have.reset)) < time.Second
-		if sentAt.Before(have.sentAt) || sentAt.Equal(have.sentAt) && l.Remaining >= have.remaining ||
-			sameWindow && l.Remaining > have.remaining {
-			return false
+		if sameWindow && l.Remaining > have.remaining {
+			return have.remaining, true, inFlight
+		}
+		if sentAt.Before(have.sentAt) || sentAt.Equal(have.sentAt) && l.Remaining >= have.remaining {
+			return 0, false, inFlight
 		}
 	}
 	reset(&m.counts)
@@ -429,5 +447,5 @@ func (m *Memory) freshCount(key string, l *header.Limit, sentAt time.Time) bool 
 		c.reset = l.Reset
 	}
 	m.counts[key] = c
-	return true
+	return l.Remaining, true, inFlight
 }
