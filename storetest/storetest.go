@@ -102,6 +102,21 @@ func (h *harness) update(u *store.Update) {
 	}
 }
 
+// count tells the store a scope's count (RateUpdate.Free), until a window
+// turns when until is above zero.
+func (h *harness) count(key string, rate, burst, free float64, until time.Duration) {
+	h.update(&store.Update{Rates: []store.RateUpdate{{Key: key, Rate: rate, Burst: burst, Free: free, HasFree: true, Until: until}}})
+}
+
+func (h *harness) charge(key string, cost float64) {
+	h.update(&store.Update{Charges: []store.Charge{{Key: key, Cost: cost}}})
+}
+
+// within returns a with its pacing wait bounded by maxWait.
+func within(a *store.Admission, maxWait time.Duration) *store.Admission {
+	return &store.Admission{Scopes: a.Scopes, MaxWait: maxWait}
+}
+
 func (h *harness) block(key string, d time.Duration) {
 	h.t.Helper()
 	h.update(&store.Update{Blocks: []store.Block{{Key: key, For: d}}})
@@ -211,11 +226,11 @@ var cases = []struct {
 	}},
 	{"CountedWindowGivesWhatIsLeftUntilItTurns", func(h *harness) {
 		a := adm(store.ScopeAdmit{Key: "w"})
-		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 1, Burst: 5, Free: 2, HasFree: true, Until: 3 * s}}})
+		h.count("w", 1, 5, 2, 3*s)
 		h.admitted(a)
 		h.clock.Advance(2 * s) // no refill while the window runs
 		h.admitted(a)
-		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: 500 * ms}, store.Paced, 1*s, "w", false)
+		h.expect(within(a, 500*ms), store.Paced, 1*s, "w", false)
 		h.expect(a, store.Paced, 1*s, "w", true) // booked just after the turn
 		h.clock.Advance(1 * s)
 		h.admitted(&store.Admission{Scopes: a.Scopes, Paced: true})
@@ -227,30 +242,29 @@ var cases = []struct {
 	}},
 	{"CountedWindowEndsItsDebtAtItsTurn", func(h *harness) {
 		a := adm(store.ScopeAdmit{Key: "w"})
-		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 1, Burst: 5, Free: -2, HasFree: true, Until: 3 * s}}})
-		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: time.Second}, store.Paced, 3*s, "w", false)
+		h.count("w", 1, 5, -2, 3*s)
+		h.expect(within(a, time.Second), store.Paced, 3*s, "w", false)
 		h.clock.Advance(3 * s)
 		for range 5 {
-			h.admitted(a)
+			h.admitted(a) // requests in flight landed in the window they were counted in
 		}
 		h.expect(a, store.Paced, 1*s, "w", true)
 	}},
 	{"CountedWindowTakesCharges", func(h *harness) {
 		a := adm(store.ScopeAdmit{Key: "w"})
-		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 2, Burst: 4, Free: 3, HasFree: true, Until: 2 * s}}})
-		h.update(&store.Update{Charges: []store.Charge{{Key: "w", Cost: 2}}})
+		h.count("w", 2, 4, 3, 2*s)
+		h.charge("w", 2)
 		h.admitted(a)
 		bg := &store.Admission{Scopes: a.Scopes, Background: true, Reserve: 0.5}
 		h.expect(bg, store.Paced, 2*s, "w", false)
-		h.update(&store.Update{Charges: []store.Charge{{Key: "w", Cost: -3}}})
+		h.charge("w", -3)
 		// 3 left: a background request keeps half the burst for others.
 		h.admitted(bg)
 		h.expect(bg, store.Paced, 2*s, "w", false)
 		h.admitted(a)
 		h.admitted(a)
-		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: time.Second}, store.Paced, 2*s, "w", false)
-		h.update(&store.Update{Charges: []store.Charge{{Key: "w", Cost: 1}}}) // a debt of 1
-		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: time.Second}, store.Paced, 2*s, "w", false)
+		h.charge("w", 1) // a debt of 1, which ends with the window
+		h.expect(within(a, time.Second), store.Paced, 2*s, "w", false)
 		h.clock.Advance(2 * s)
 		for range 4 {
 			h.admitted(a)
@@ -259,9 +273,9 @@ var cases = []struct {
 	}},
 	{"CountWithoutUntilEndsACountedWindow", func(h *harness) {
 		a := adm(store.ScopeAdmit{Key: "w"})
-		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 1, Burst: 5, Free: 0, HasFree: true, Until: 10 * s}}})
-		h.expect(&store.Admission{Scopes: a.Scopes, MaxWait: time.Second}, store.Paced, 10*s, "w", false)
-		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "w", Rate: 1, Burst: 5, Free: 0, HasFree: true}}})
+		h.count("w", 1, 5, 0, 10*s)
+		h.expect(within(a, time.Second), store.Paced, 10*s, "w", false)
+		h.count("w", 1, 5, 0, 0)
 		h.expect(a, store.Paced, 1*s, "w", true) // a bucket refills from now
 	}},
 	{"SlidingLogAdmitsLimitInAnyWindow", func(h *harness) {
