@@ -21,12 +21,12 @@ func TestCountsStayBounded(t *testing.T) {
 			t.Fatalf("after %d keys the map holds %d, want at most %d", i+1, len(c.m), maxFlightKeys+1)
 		}
 	}
-	if c.m["live"] != 2 {
-		t.Errorf("live = %d, want 2", c.m["live"])
+	if c.in("live") != 2 {
+		t.Errorf("live = %d, want 2", c.in("live"))
 	}
 	c.drop("live")
-	if c.m["live"] != 1 {
-		t.Errorf("live = %d after a drop, want 1", c.m["live"])
+	if c.in("live") != 1 {
+		t.Errorf("live = %d after a drop, want 1", c.in("live"))
 	}
 }
 
@@ -44,7 +44,7 @@ func TestCountsSweepRarelyWithManyInFlight(t *testing.T) {
 		c.add(k)
 		c.drop(k)
 	}
-	if got := c.m["live4999"]; got != 1 {
+	if got := c.in("live4999"); got != 1 {
 		t.Errorf("a key in flight = %d, want 1", got)
 	}
 	if len(c.m) < live || len(c.m) > 2*live+1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/heedhttp/heed/header"
@@ -34,6 +35,11 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 		}
 	}
 	r.admittedAt = t.admitted.Load()
+	t.flightMu.Lock()
+	for i := range r.adm.Scopes {
+		r.everAt[i] = t.flights.m[r.adm.Scopes[i].Key].ever
+	}
+	t.flightMu.Unlock()
 	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlightOf: t.inFlightFor, Learned: t.learned,
 		InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
 	t.dropInFlight(r)
@@ -54,11 +60,24 @@ func (t *Transport) chargeOvertaken(r *request) {
 	}
 	var buf [4]store.Charge
 	charges := buf[:0]
+	t.flightMu.Lock()
 	for _, ru := range r.plan.Update.Rates {
-		if ru.HasFree && len(charges) < len(buf) {
-			charges = append(charges, store.Charge{Key: ru.Key, Cost: float64(n)})
+		if !ru.HasFree || len(charges) == len(buf) {
+			continue
+		}
+		// Those admitted against the scope, where it is one of the
+		// request's and kept meanwhile; else every one admitted.
+		k := n
+		if i := slices.IndexFunc(r.adm.Scopes, func(sc store.ScopeAdmit) bool { return sc.Key == ru.Key }); i >= 0 {
+			if d := int64(t.flights.m[ru.Key].ever - r.everAt[i]); d < k {
+				k = d
+			}
+		}
+		if k > 0 {
+			charges = append(charges, store.Charge{Key: ru.Key, Cost: float64(k)})
 		}
 	}
+	t.flightMu.Unlock()
 	if len(charges) == 0 {
 		return
 	}

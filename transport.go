@@ -518,28 +518,43 @@ const maxFlightKeys = 1024
 // request amortized and the map holds at most twice the larger of
 // maxFlightKeys and the keys of the requests in flight.
 type counts struct {
-	m       map[string]int32
+	m       map[string]flight
 	sweepAt int
+}
+
+// flight is one key's count of requests in flight, and of those ever
+// counted (wrapping), while the key is kept.
+type flight struct {
+	n    int32
+	ever uint32
 }
 
 func (c *counts) add(key string) {
 	if c.m == nil {
-		c.m, c.sweepAt = make(map[string]int32), maxFlightKeys
+		c.m, c.sweepAt = make(map[string]flight), maxFlightKeys
 	}
-	c.m[key]++
+	f := c.m[key]
+	f.n++
+	f.ever++
+	c.m[key] = f
 }
 
 func (c *counts) drop(key string) {
-	c.m[key]--
+	f := c.m[key]
+	f.n--
+	c.m[key] = f
 	if len(c.m) > c.sweepAt {
-		for k, n := range c.m {
-			if n <= 0 {
+		for k, f := range c.m {
+			if f.n <= 0 {
 				delete(c.m, k)
 			}
 		}
 		c.sweepAt = max(maxFlightKeys, 2*len(c.m))
 	}
 }
+
+// in returns how many requests are in flight against key.
+func (c *counts) in(key string) int32 { return c.m[key].n }
 
 // countsFlight reports whether r's i-th scope is counted in flights: not
 // the global scope, which every request counts against (inFlightOf reads
@@ -559,7 +574,7 @@ func (t *Transport) inFlightOf(key, tenant string) int {
 	}
 	t.flightMu.Lock()
 	defer t.flightMu.Unlock()
-	return int(t.flights.m[key] + t.fresh.m[tenant])
+	return int(t.flights.in(key) + t.fresh.in(tenant))
 }
 
 // holdUnits counts r's cost in tokens or points as pending, once, from
