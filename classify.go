@@ -185,6 +185,42 @@ func (t *Transport) classify(req *http.Request) *request {
 	return r
 }
 
+// rejoin adds to a request about to be sent again the limit scopes its
+// endpoint has learned since it was classified (a first request's retry
+// after the responses to others sent with it reported the endpoint's
+// limits), so that a retry is admitted by what is known now.
+func (t *Transport) rejoin(req *http.Request, r *request) {
+	n := len(r.adm.Scopes)
+	added := false
+	for _, sub := range t.learner.SubScopes(r.keys.Endpoint) {
+		if n == len(r.scopes) {
+			break
+		}
+		if slices.ContainsFunc(r.scopes[:n], func(sc store.ScopeAdmit) bool { return sc.Key == sub.Key }) {
+			continue
+		}
+		sc := store.ScopeAdmit{Key: sub.Key}
+		if sub.Units {
+			if r.unitCost == 0 {
+				r.unitCost = t.cost(req, optionsFrom(r.ctx))
+			}
+			sc.Cost = r.unitCost
+			r.units = true
+		}
+		r.scopes[n] = sc
+		n++
+		added = true
+	}
+	if !added {
+		return
+	}
+	// As in classify: the endpoint's own limits replace the default.
+	r.scopes[iEndpoint].Rate, r.scopes[iEndpoint].Burst = 0, 0
+	r.fresh = false
+	r.adm.Scopes = r.scopes[:n]
+	r.keys.Scopes = r.adm.Scopes
+}
+
 // endpointKey returns the key of a request's endpoint scope, and the
 // length of its tenant part (one string holds both: the tenant's key is a
 // prefix of the endpoint's). account is WithTenant's, or "" for the

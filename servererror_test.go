@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -136,6 +137,53 @@ func TestOverloadedCountsForTheBreaker(t *testing.T) {
 		// Three failures open it; the seven requests after are refused.
 		if opened.Load() != 7 || s.Count() != 3 {
 			t.Errorf("ten requests meeting 529s: %d sent, %d refused by the breaker; want 3 and 7", s.Count(), opened.Load())
+		}
+	})
+}
+
+// A retry is admitted by what the endpoint has learned since the request
+// was first sent: here another request's response reported the endpoint's
+// limit exhausted while the first was on the wire, so the first one's
+// retry, after its 500, waits for the reset instead of going out into it.
+func TestARetryJoinsTheLimitsLearnedSinceItsFirstSend(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var sends []time.Time
+		var calls atomic.Int32
+		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			n := calls.Add(1)
+			sends = append(sends, time.Now())
+			switch n {
+			case 1:
+				<-release // on the wire while the second one's response is learned
+				return &http.Response{StatusCode: 500, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+			case 2:
+				h := heedtest.Headers("X-RateLimit-Limit", "10", "X-RateLimit-Remaining", "0",
+					"X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(30*time.Second).Unix(), 10), "X-RateLimit-Resource", "core")
+				return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: req}, nil
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
+		})
+		tr := &heed.Transport{Base: base, Profile: &profile.Profile{RetryServerErrors: true}, ClockSkew: -1, Rand: zero(), MaxWait: time.Minute}
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			_, err := send(context.Background(), tr, "GET", "https://api.test/v1/things/100", "")
+			done <- err
+		}()
+		synctest.Wait()
+		if _, err := send(context.Background(), tr, "GET", "https://api.test/v1/things/200", ""); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if len(sends) != 3 {
+			t.Fatalf("%d sends, want 3 (the first, the second, the first's retry)", len(sends))
+		}
+		if at := sends[2].Sub(start); at != 30*time.Second {
+			t.Errorf("the retry went %v after the start, want 30s: when the limit learned meanwhile resets", at)
 		}
 	})
 }

@@ -236,6 +236,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := t.classify(req)
 	defer t.done(r)
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			t.rejoin(req, r)
+		}
 		if err := t.admit(req, r); err != nil {
 			return nil, r.fail(req, err)
 		}
