@@ -13,24 +13,23 @@ import (
 	"github.com/heedhttp/heed/store"
 )
 
-// minSweep is the fewest scopes the map holds before a sweep.
-const minSweep = 1024
-
 // DefaultMaxScopes is the most scopes a Store holds when MaxScopes is
-// zero: about 20 MiB of state (a scope with a learned rate takes about
-// 300 bytes with its key).
+// zero: about 24 MiB of state (a scope with a learned rate takes about
+// 360 bytes with its key; bench's TestMemoryCeiling measures it).
 const DefaultMaxScopes = 1 << 16
 
 // Store is a [store.Store] in one process's memory: the default of a
 // heed.Transport whose Store is nil. Share one Store between Transports
 // (for example one per tenant) to share their state.
 //
-// Scopes that hold nothing (no block, no lease, no pacing debt, no learned
-// rate) are evicted as the map grows; past MaxScopes, scopes holding only
-// pacing state (a learned rate, a pacing debt) are evicted too, those used
-// least recently first, so memory stays bounded however many distinct
-// endpoints report limits: an evicted scope relearns from its next
-// response. Blocks, leases and write gaps are never evicted. A lease is
+// Scopes are kept in order of their last admission. Each new scope takes
+// a look at the few used least recently: those that hold nothing (no
+// block, no lease, no pacing debt, no learned rate) are dropped, and past
+// MaxScopes so are those holding only pacing state (a learned rate, a
+// pacing debt), so memory stays bounded however many distinct endpoints
+// report limits, with no sweep of the whole map: an evicted scope
+// relearns from its next response. Blocks, leases and write gaps are
+// never evicted. A lease is
 // held until it is released (a Transport releases on every path, panics
 // included) unless the Admission sets a LeaseTTL. The zero Store is empty
 // and ready to use. A Store is safe for concurrent use.
@@ -44,11 +43,18 @@ type Store struct {
 
 	mu        sync.Mutex
 	scopes    map[string]*scopeState
+	lru       scopeState // the ring of scopes by last use: lru.next the newest, lru.prev the oldest
 	nextLease store.Lease
-	sweepAt   int // sweep when len(scopes) reaches this
 }
 
+// trimLook is how many of the scopes used least recently a new scope
+// looks at: each insert drops up to that many, so the map shrinks back
+// to the scopes in use as fast as it grew.
+const trimLook = 2
+
 type scopeState struct {
+	key          string
+	prev, next   *scopeState // Store.lru
 	blockedUntil time.Time
 	notBefore    time.Time // end of the gap after the last release
 	tat          time.Time // GCRA theoretical arrival time
@@ -123,28 +129,49 @@ func (s *Store) state(key string, now time.Time) *scopeState {
 	if st == nil {
 		if s.scopes == nil {
 			s.scopes = make(map[string]*scopeState)
+			s.lru.next, s.lru.prev = &s.lru, &s.lru
 		}
-		if len(s.scopes) >= max(s.sweepAt, minSweep) || len(s.scopes) >= s.maxScopes() {
-			s.sweep(now)
-		}
-		st = &scopeState{}
+		s.trim(now)
+		st = &scopeState{key: key, used: now}
 		s.scopes[key] = st
+		s.front(st)
 	}
 	return st
 }
 
-// sweep drops every scope that holds nothing at now. It runs when the map
-// has doubled since the last sweep, so its cost is amortised over inserts.
-func (s *Store) sweep(now time.Time) {
-	for k, st := range s.scopes {
-		if st.idle(now) {
-			delete(s.scopes, k)
+// front makes st the scope used most recently.
+func (s *Store) front(st *scopeState) {
+	if st.next != nil {
+		st.prev.next, st.next.prev = st.next, st.prev
+	}
+	st.prev, st.next = &s.lru, s.lru.next
+	s.lru.next.prev = st
+	s.lru.next = st
+}
+
+// trim looks at the trimLook scopes used least recently: it drops those
+// that hold nothing, and, with MaxScopes held, those holding only pacing
+// state; one that must stay (a block, a lease, a gap, or a use at this
+// very instant, by the admission asking now) goes to the front, so that
+// the next look sees others.
+func (s *Store) trim(now time.Time) {
+	full := len(s.scopes) >= s.maxScopes()
+	for range trimLook {
+		st := s.lru.prev
+		if st == &s.lru {
+			return
 		}
+		if st.used.Before(now) && (st.idle(now) || full && st.evictable(now)) {
+			st.prev.next, st.next.prev = st.next, st.prev
+			delete(s.scopes, st.key)
+			full = len(s.scopes) >= s.maxScopes()
+			continue
+		}
+		if !full {
+			return // the oldest is in use: nothing older to drop
+		}
+		s.front(st)
 	}
-	if limit := s.maxScopes(); len(s.scopes) >= limit*3/4 {
-		s.evict(now, limit/2)
-	}
-	s.sweepAt = max(minSweep, 2*len(s.scopes))
 }
 
 func (s *Store) maxScopes() int {
@@ -152,41 +179,6 @@ func (s *Store) maxScopes() int {
 		return s.MaxScopes
 	}
 	return DefaultMaxScopes
-}
-
-// evict drops scopes that hold only pacing state, used least recently
-// first, until at most keep are left: it takes the median last use of a
-// sample of them as the cut, and drops those used before it, repeating
-// while too many are left.
-func (s *Store) evict(now time.Time, keep int) {
-	for pass := 0; len(s.scopes) > keep && pass < 8; pass++ {
-		var sample []time.Time
-		for _, st := range s.scopes {
-			if st.evictable(now) {
-				sample = append(sample, st.used)
-				if len(sample) == 64 {
-					break
-				}
-			}
-		}
-		if len(sample) == 0 {
-			return
-		}
-		slices.SortFunc(sample, time.Time.Compare)
-		cut := sample[len(sample)/2]
-		if pass > 0 || len(sample) < 64 {
-			cut = sample[len(sample)-1] // not enough gone yet: take all but the newest
-		}
-		for k, st := range s.scopes {
-			if len(s.scopes) <= keep {
-				return
-			}
-			// Never the scopes of the admission asking now.
-			if st.evictable(now) && !st.used.After(cut) && st.used.Before(now) {
-				delete(s.scopes, k)
-			}
-		}
-	}
 }
 
 // evictable reports whether a scope holds nothing a caller waits for: no
@@ -254,6 +246,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	for i := range a.Scopes {
 		st := s.state(a.Scopes[i].Key, now)
 		st.used = now
+		s.front(st)
 		sts = append(sts, st)
 	}
 

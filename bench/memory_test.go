@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/memstore"
+)
+
+var memPaths = flag.Int("paths", 200_000, "distinct paths TestMemoryCeiling sends")
+
+// ceilingMiB is the memory heed's zero-config Transport holds, however many
+// distinct endpoints report limits of their own: the memory store's
+// DefaultMaxScopes scopes (about 24 MiB with their keys) and the learner's
+// maps of at most learn.MaxEntries entries each, with room for the
+// garbage collector's timing.
+const ceilingMiB = 64
+
+// advertising answers every request with a limit of the endpoint's own
+// (an IETF draft-8 policy), as a server with per-route limiters does.
+type advertising struct{}
+
+func (advertising) RoundTrip(req *http.Request) (*http.Response, error) {
+	h := http.Header{}
+	h.Set("RateLimit-Policy", `"route";q=100;w=10`)
+	h.Set("RateLimit", `"route";r=99;t=10`)
+	return &http.Response{StatusCode: 200, Header: h, Body: http.NoBody, Request: req}, nil
+}
+
+// A Transport sent requests to many distinct endpoints, each reporting a
+// limit of its own, holds a bounded amount of memory: the heap after the
+// run, less before, stays under ceilingMiB, and the store under its
+// DefaultMaxScopes, which it keeps by dropping the scopes used least
+// recently a few at a time (the longest call is logged: a sweep of the
+// whole map had stalled one call in 8,000 for 10-37 ms). The paths are distinct in a literal segment
+// ("/v1/acct-17/orders"), which heed takes for a new endpoint until the
+// position has shown enough values to be learned as an id.
+func TestMemoryCeiling(t *testing.T) {
+	st := memstore.New()
+	tr := &heed.Transport{Base: advertising{}, Store: st, Concurrency: -1}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	var worst time.Duration
+	start := time.Now()
+	peak := 0
+	for i := range *memPaths {
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("https://api.test/v1/acct-%d/orders", i), nil)
+		began := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		worst = max(worst, time.Since(began))
+		if i%1024 == 0 {
+			peak = max(peak, st.Len())
+		}
+	}
+	elapsed := time.Since(start)
+	after := heap()
+	grew := (float64(after) - float64(before)) / (1 << 20)
+	// Figures for BENCHMARKS.md; the times are the machine's, not asserted.
+	t.Logf("FIGURES memory: %d distinct paths in %v (%.2f µs each), heap +%.1f MiB, store %d scopes at the end (peak sampled %d), longest call %v",
+		*memPaths, elapsed.Round(time.Millisecond), float64(elapsed.Microseconds())/float64(*memPaths), grew, st.Len(), peak, worst.Round(time.Microsecond))
+	if grew > ceilingMiB {
+		t.Errorf("the heap grew by %.1f MiB over %d distinct paths, want at most %d MiB", grew, *memPaths, ceilingMiB)
+	}
+	if n := st.Len(); n > memstore.DefaultMaxScopes || peak > memstore.DefaultMaxScopes {
+		t.Errorf("the store holds %d scopes (peak %d), want at most DefaultMaxScopes, %d", n, peak, memstore.DefaultMaxScopes)
+	}
+}
