@@ -845,3 +845,23 @@ func TestPlanTellsAWindowsCountUntilItTurns(t *testing.T) {
 		})
 	}
 }
+
+// Resets rounded up to whole seconds each put a window's turn in an
+// interval a second wide, plus the request's transit: for a 2-second
+// window a little wider than half of it, and two of them in the first
+// window intersect to where it turns, which then ends the block of its
+// exhausted count (a turn guessed at the rounded-up reset had cost every
+// client sharing a store most of a second).
+func TestPhaseFromRoundedResetsOfTheFirstWindow(t *testing.T) {
+	var m Memory
+	const key, w = "k", 2 * time.Second
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	// The window turns at t0+2s. Sent at 980ms, answered at 990ms: 1.01s
+	// left, so "2"; sent at 1490ms, answered at 1500ms: "1".
+	m.observeWindow(key, w, 80, 40, 2*time.Second, ms(980), ms(990))
+	m.observeWindow(key, w, 80, 20, time.Second, ms(1490), ms(1500))
+	turn, ok, _ := m.nextTurn(key, ms(1760))
+	if want := ms(2500).Add(phaseMargin); !ok || !turn.Equal(want) {
+		t.Errorf("next turn = %v (%v), want %v: the two readings' intersection, (1.98s, 2.5s]", turn.Sub(t0), ok, want.Sub(t0))
+	}
+}

@@ -19,9 +19,11 @@ const (
 // now for a request sent at sentAt, saying the window resets in n
 // seconds, puts a turn in (sentAt + n - 1s, now + n]; and remaining going
 // up between two responses puts a turn between the earlier request's send
-// and the later response. Intervals narrower than half a window, moved by
-// whole windows, intersect to a narrow one; if they ever fail to, the
-// window is not a periodic one, and the estimate starts over.
+// and the later response. Intervals no wider than half a window and a
+// twentieth (a rounded reading of a 2-second window is a second wide, plus
+// its transit), moved by whole windows, intersect to a narrow one; if they
+// ever fail to, the window is not a periodic one, and the estimate starts
+// over.
 type phase struct {
 	w      time.Duration
 	lo, hi time.Time // an interval holding one instant the window turns
@@ -70,7 +72,7 @@ func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining flo
 // narrow adds a reading of a turn in (lo, hi].
 func (ph *phase) narrow(lo, hi time.Time) {
 	w := ph.w
-	if hi.Sub(lo) > w/2 {
+	if hi.Sub(lo) > w/2+w/20 {
 		return // too wide to place against the others
 	}
 	if ph.n == 0 {
