@@ -7,6 +7,7 @@ require (
 	github.com/google/go-github/v84 v84.0.0
 	github.com/heedhttp/heed v0.0.0
 	github.com/openai/openai-go/v3 v3.98.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/slack-go/slack v0.35.0
 	github.com/stripe/stripe-go/v82 v82.5.1
 )
@@ -32,8 +33,10 @@ require (
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/sync v0.23.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
 
 replace github.com/heedhttp/heed => ../
