@@ -34,10 +34,7 @@ type request struct {
 	inFlight             bool    // counted in Transport.inFlight and flights
 	fresh                bool    // no limit scope among its scopes
 	admittedAt           uint64  // Transport.admitted when its response was learned
-	// everAt is, per scope, how many requests had been counted in flight
-	// against it (flight.ever) when its response was learned.
-	everAt  [scope.MaxPerRequest]uint32
-	idemKey string // an Idempotency-Key heed adds, or ""
+	idemKey              string  // an Idempotency-Key heed adds, or ""
 
 	start    time.Time   // when RoundTrip began: the one clock read before sending
 	respAt   time.Time   // when the last response came

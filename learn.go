@@ -9,6 +9,7 @@ import (
 
 	"github.com/heedhttp/heed/header"
 	"github.com/heedhttp/heed/internal/learn"
+	"github.com/heedhttp/heed/internal/scope"
 	"github.com/heedhttp/heed/store"
 )
 
@@ -35,11 +36,6 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 		}
 	}
 	r.admittedAt = t.admitted.Load()
-	t.flightMu.Lock()
-	for i := range r.adm.Scopes {
-		r.everAt[i] = t.flights.m[r.adm.Scopes[i].Key].ever
-	}
-	t.flightMu.Unlock()
 	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlightOf: t.inFlightFor, Learned: t.learned,
 		InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
 	t.dropInFlight(r)
@@ -65,11 +61,12 @@ func (t *Transport) chargeOvertaken(r *request) {
 		if !ru.HasFree || len(charges) == len(buf) {
 			continue
 		}
-		// Those admitted against the scope, where it is one of the
-		// request's and kept meanwhile; else every one admitted.
+		// Those admitted against the scope since its count was read,
+		// where the scope's count was kept meanwhile; else every one
+		// admitted.
 		k := n
-		if i := slices.IndexFunc(r.adm.Scopes, func(sc store.ScopeAdmit) bool { return sc.Key == ru.Key }); i >= 0 {
-			if d := int64(t.flights.m[ru.Key].ever - r.everAt[i]); d < k {
+		if i := slices.IndexFunc(r.plan.Read, func(c learn.CountRead) bool { return c.Key == ru.Key }); i >= 0 && ru.Key != scope.Global {
+			if d := int64(t.flights.m[ru.Key].ever - r.plan.Read[i].Mark); d < k {
 				k = d
 			}
 		}

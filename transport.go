@@ -194,8 +194,8 @@ type Transport struct {
 	flightMu    sync.Mutex
 	flights     counts
 	fresh       counts
-	inFlightFor func(key, tenant string) int // inFlightOf, bound once
-	learned     func(owner any)              // dropInFlight of a *request, bound once
+	inFlightFor func(key, tenant string) (int, uint32) // inFlightOf, bound once
+	learned     func(owner any)                        // dropInFlight of a *request, bound once
 	// admitted counts the requests counted in flight, ever: a count told
 	// to the store is short of those admitted while it was being told.
 	admitted atomic.Uint64
@@ -570,14 +570,16 @@ func countsFlight(r *request, i int) bool {
 // inFlightOf returns how many requests in flight (admitted or holding a
 // turn, their responses not yet learned) count against scope key, and
 // those of tenant's endpoints that have reported no limit yet, which may
-// count against it unknown.
-func (t *Transport) inFlightOf(key, tenant string) int {
+// count against it unknown; and how many have ever counted against key
+// (flight.ever), for chargeOvertaken.
+func (t *Transport) inFlightOf(key, tenant string) (int, uint32) {
 	if key == scope.Global {
-		return int(t.inFlight.Load())
+		return int(t.inFlight.Load()), 0
 	}
 	t.flightMu.Lock()
 	defer t.flightMu.Unlock()
-	return int(t.flights.in(key) + t.fresh.in(tenant))
+	f := t.flights.m[key]
+	return int(f.n + t.fresh.in(tenant)), f.ever
 }
 
 // holdUnits counts r's cost in tokens or points as pending, once, from

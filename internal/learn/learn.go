@@ -203,8 +203,9 @@ type Config struct {
 	// yet learned, which a server's count of what is left may not hold
 	// yet. A count spent at once keeps at least that many. A count of one
 	// limit loses nothing to the requests in flight to another (GitHub's
-	// core reads beside its searches). Nil means InFlight for every scope.
-	InFlightOf func(key, tenant string) int
+	// core reads beside its searches). It also returns a mark of the
+	// count, for Plan.Read. Nil means InFlight for every scope.
+	InFlightOf func(key, tenant string) (n int, mark uint32)
 	// Learned, when set, stops counting a request (Input.Owner) as in
 	// flight. The planner calls it, with its own lock held, just before it
 	// reads a count of what is left and the requests in flight against
@@ -260,6 +261,16 @@ type Plan struct {
 	// BareBlockMax. Zero means the full BareBlockMax (the first 429 of a
 	// scope, or one whose accepted rate is not known).
 	BareBlock time.Duration
+	// Read are the counts told free (RateUpdate.Free), each with the mark
+	// Config.InFlightOf gave with the requests in flight against it when
+	// it was read: the caller charges the requests admitted since.
+	Read []CountRead
+}
+
+// CountRead is a count told to the store, and the caller's mark of when.
+type CountRead struct {
+	Key  string
+	Mark uint32
 }
 
 // Reset empties p for reuse, keeping its slices' storage.
@@ -269,6 +280,7 @@ func (p *Plan) Reset() {
 	p.Update.Charges = p.Update.Charges[:0]
 	p.Blocks = p.Blocks[:0]
 	p.Advertised, p.Bare, p.Widened, p.BareBlock = false, false, "", 0
+	p.Read = p.Read[:0]
 }
 
 // Empty reports whether the plan changes nothing in the store.
@@ -458,7 +470,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// (what an idle scope refills to) keeps only the fixed
 			// share: one that shrank and grew with the requests in flight
 			// would free units no count had said were left.
-			left, tell, inFlight := m.countToTell(&cfg, in, key, l)
+			left, tell, inFlight, mark := m.countToTell(&cfg, in, key, l)
 			// Whole requests are kept (a fraction of one would only delay
 			// the last request of a small quota), one at least of a quota
 			// of ten or more, for a count that overwrites the requests
@@ -470,6 +482,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			}
 			ru.Burst = max(burst, (1-burstReserve)*l.Quota)
 			if tell {
+				p.Read = append(p.Read, CountRead{Key: key, Mark: mark})
 				ru.Free, ru.HasFree = left-reserve, true
 				// Nothing comes back before the window turns: a bucket
 				// refilling at the steady rate meanwhile would admit

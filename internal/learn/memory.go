@@ -421,7 +421,7 @@ func (m *Memory) quietLocked(key string, now time.Time) (n int, raise bool) {
 // It also returns how many requests are in flight against the scope
 // (Config.InFlightOf), read with the count under one lock, the request
 // itself no longer among them (Config.Learned).
-func (m *Memory) countToTell(cfg *Config, in *Input, key string, l *header.Limit) (left float64, tell bool, inFlight int) {
+func (m *Memory) countToTell(cfg *Config, in *Input, key string, l *header.Limit) (left float64, tell bool, inFlight int, mark uint32) {
 	sentAt := in.SentAt
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -430,15 +430,15 @@ func (m *Memory) countToTell(cfg *Config, in *Input, key string, l *header.Limit
 	}
 	inFlight = cfg.InFlight
 	if cfg.InFlightOf != nil {
-		inFlight = cfg.InFlightOf(key, in.Req.Tenant)
+		inFlight, mark = cfg.InFlightOf(key, in.Req.Tenant)
 	}
 	if have, ok := m.counts[key]; ok {
 		sameWindow := l.Has(header.HasReset) && !have.reset.IsZero() && absDuration(l.Reset.Sub(have.reset)) < time.Second
 		if sameWindow && l.Remaining > have.remaining {
-			return have.remaining, true, inFlight
+			return have.remaining, true, inFlight, mark
 		}
 		if sentAt.Before(have.sentAt) || sentAt.Equal(have.sentAt) && l.Remaining >= have.remaining {
-			return 0, false, inFlight
+			return 0, false, inFlight, mark
 		}
 	}
 	reset(&m.counts)
@@ -447,5 +447,5 @@ func (m *Memory) countToTell(cfg *Config, in *Input, key string, l *header.Limit
 		c.reset = l.Reset
 	}
 	m.counts[key] = c
-	return l.Remaining, true, inFlight
+	return l.Remaining, true, inFlight, mark
 }
