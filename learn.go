@@ -66,7 +66,7 @@ func (t *Transport) chargeOvertaken(r *request) {
 		// admitted.
 		k := n
 		if i := slices.IndexFunc(r.plan.Read, func(c learn.CountRead) bool { return c.Key == ru.Key }); i >= 0 && ru.Key != scope.Global {
-			if d := int64(t.flights.m[ru.Key].ever - r.plan.Read[i].Mark); d < k {
+			if d := int64(t.flights.of(ru.Key).ever - r.plan.Read[i].Mark); d < k {
 				k = d
 			}
 		}

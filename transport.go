@@ -521,7 +521,7 @@ const maxFlightKeys = 1024
 // request amortized and the map holds at most twice the larger of
 // maxFlightKeys and the keys of the requests in flight.
 type counts struct {
-	m       map[string]flight
+	m       map[string]*flight
 	sweepAt int
 }
 
@@ -534,18 +534,21 @@ type flight struct {
 
 func (c *counts) add(key string) {
 	if c.m == nil {
-		c.m, c.sweepAt = make(map[string]flight), maxFlightKeys
+		c.m, c.sweepAt = make(map[string]*flight), maxFlightKeys
 	}
 	f := c.m[key]
+	if f == nil {
+		f = new(flight)
+		c.m[key] = f
+	}
 	f.n++
 	f.ever++
-	c.m[key] = f
 }
 
 func (c *counts) drop(key string) {
-	f := c.m[key]
-	f.n--
-	c.m[key] = f
+	if f := c.m[key]; f != nil {
+		f.n--
+	}
 	if len(c.m) > c.sweepAt {
 		for k, f := range c.m {
 			if f.n <= 0 {
@@ -557,7 +560,20 @@ func (c *counts) drop(key string) {
 }
 
 // in returns how many requests are in flight against key.
-func (c *counts) in(key string) int32 { return c.m[key].n }
+func (c *counts) in(key string) int32 {
+	if f := c.m[key]; f != nil {
+		return f.n
+	}
+	return 0
+}
+
+// of returns key's count, the zero flight for a key not kept.
+func (c *counts) of(key string) flight {
+	if f := c.m[key]; f != nil {
+		return *f
+	}
+	return flight{}
+}
 
 // countsFlight reports whether r's i-th scope is counted in flights: not
 // the global scope, which every request counts against (inFlightOf reads
@@ -578,7 +594,7 @@ func (t *Transport) inFlightOf(key, tenant string) (int, uint32) {
 	}
 	t.flightMu.Lock()
 	defer t.flightMu.Unlock()
-	f := t.flights.m[key]
+	f := t.flights.of(key)
 	return int(f.n + t.fresh.in(tenant)), f.ever
 }
 
