@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ var aclRules = []string{
 	"+evalsha", "+eval",
 	// what the scripts call
 	"+time", "+hmget", "+hset", "+pexpire", "+pttl", "+exists", "+set",
-	"+zadd", "+zrem", "+zscore", "+zcard", "+zremrangebyscore", "+zrange",
+	"+zadd", "+zrem", "+zscore", "+zcard", "+zremrangebyscore", "+zrange", "+zpopmin", "+del",
 }
 
 func TestConformanceOnCluster(t *testing.T) {
@@ -57,6 +58,21 @@ func aclClient(t *testing.T) (*redistest.Server, *redis.Client) {
 func TestConformanceAsACLUser(t *testing.T) {
 	_, c := aclClient(t)
 	storetest.Run(t, newStores(c))
+}
+
+// The ceiling on learned scopes (Config.MaxScopes) drops scopes with the
+// ACL user's commands: past it, no update fails.
+func TestCeilingAsACLUser(t *testing.T) {
+	_, c := aclClient(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: redistest.Prefix(t), Timeout: 5 * time.Second, MaxScopes: 3,
+		OnHealth: func(e redisstore.HealthEvent) { t.Errorf("store left Redis: %v", e.Err) }})
+	defer s.Close()
+	for i := range 10 {
+		u := &store.Update{Rates: []store.RateUpdate{{Key: fmt.Sprintf("e%d", i), Rate: 1, TTL: time.Hour}}}
+		if err := s.Update(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // The user's rules are what the Store needs and no more: a command

@@ -18,6 +18,7 @@ const (
 	DefaultFailThreshold    = 3                      // Config.FailThreshold
 	DefaultRecoverThreshold = 3                      // Config.RecoverThreshold
 	DefaultGuardInterval    = 200 * time.Millisecond // Config.GuardInterval
+	DefaultMaxScopes        = 1 << 16                // Config.MaxScopes: about 30 MiB of Redis memory
 )
 
 // Config configures a [Store]. The zero Config is usable: every field's
@@ -66,6 +67,13 @@ type Config struct {
 	// RateTTL is how long a learned rate holds when a [store.RateUpdate]
 	// does not say. Zero means [DefaultRateTTL].
 	RateTTL time.Duration
+	// MaxScopes bounds the scopes whose learned rates Redis holds under
+	// the Prefix, however many distinct endpoints report limits: past it,
+	// each newly learned scope drops up to two of those learned longest
+	// ago that hold no block and no write gap (a dropped scope relearns
+	// from its next response). Zero means [DefaultMaxScopes]; below zero,
+	// no bound but the keys' expiry.
+	MaxScopes int
 	// ProbeInterval is how often, at most, a Store that fell back tries
 	// Redis again: the call that probes goes to Redis, and may wait up to
 	// the timeout for it, while the others stay local. After a probe that

@@ -84,6 +84,7 @@ type Store struct {
 	instances        int
 	leaseTTL         time.Duration
 	rateTTL          time.Duration
+	maxScopes        int // Config.MaxScopes; -1 for no bound
 	probeInterval    time.Duration
 	guardInterval    time.Duration
 	flushAfter       time.Duration // flushDelay; tests lengthen it
@@ -121,6 +122,7 @@ func New(c Client, cfg Config) *Store {
 		instances:        max(cfg.Instances, 1),
 		leaseTTL:         orDefault(cfg.LeaseTTL, DefaultLeaseTTL),
 		rateTTL:          orDefault(cfg.RateTTL, DefaultRateTTL),
+		maxScopes:        cmp.Or(max(cfg.MaxScopes, -1), DefaultMaxScopes),
 		probeInterval:    orDefault(cfg.ProbeInterval, DefaultProbeInterval),
 		guardInterval:    orDefault(cfg.GuardInterval, DefaultGuardInterval),
 		flushAfter:       flushDelay,
@@ -494,7 +496,9 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 	c.int(int64(nb))
 	c.int(int64(len(u.Rates)))
 	c.int(int64(len(u.Charges)))
+	c.int(int64(s.maxScopes))
 	c.key(s.epochKey, "", "")
+	c.key(s.tag, ":i", "")
 	for _, b := range u.Blocks {
 		if b.For > 0 {
 			c.key(s.tag, ":s:", b.Key)

@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,7 @@ func TestKeysShareOneSlotAndExpire(t *testing.T) {
 		":s:blocked": time.Minute,
 		":s:learned": 5 * time.Minute,
 		":e":         30*24*time.Hour - time.Minute, // the epoch: 30 days, refreshed by every update
+		":i":         30*24*time.Hour - time.Minute, // the index of learned scopes (Config.MaxScopes), as long
 	}
 	if len(keys) != len(want) {
 		t.Errorf("keys = %q, want %d keys", keys, len(want))
@@ -189,5 +191,50 @@ func TestAdmitAllocations(t *testing.T) {
 	// the lease's undo marker included), 3 of the Store's.
 	if allocs > 26 {
 		t.Errorf("Admit allocates %v times, want at most 26", allocs)
+	}
+}
+
+// Learned state in Redis has a ceiling by count (Config.MaxScopes): many
+// distinct endpoints learned one after another leave at most MaxScopes
+// scopes and a few, each new one dropping those learned longest ago;
+// a scope holding a block is never dropped.
+func TestLearnedScopesHaveACeiling(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.NewClient(t)
+	prefix := redistest.Prefix(t)
+	s := redisstore.New(c, redisstore.Config{Prefix: prefix, Timeout: 5 * time.Second, MaxScopes: 50})
+	defer s.Close()
+	ctx := context.Background()
+	rate := func(key string) store.RateUpdate {
+		return store.RateUpdate{Key: key, Rate: 5, Burst: 1, TTL: time.Hour}
+	}
+	if err := s.Update(ctx, &store.Update{Blocks: []store.Block{{Key: "blocked", For: time.Hour}}, Rates: []store.RateUpdate{rate("blocked")}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		if err := s.Update(ctx, &store.Update{Rates: []store.RateUpdate{rate(fmt.Sprintf("endpoint %d", i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys, err := c.Keys(ctx, "{"+prefix+"}:s:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) > 50 {
+		t.Errorf("Redis holds %d scopes after 501 learned, want at most MaxScopes, 50", len(keys))
+	}
+	if len(keys) < 40 {
+		t.Errorf("Redis holds %d scopes after 501 learned, want about MaxScopes, 50: the newest are kept", len(keys))
+	}
+	d, err := s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "blocked"}}})
+	if err != nil || d.Reason != store.Blocked {
+		t.Errorf("the blocked scope: %+v, %v, want still blocked", d, err)
+	}
+	d, err = s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "endpoint 499"}}})
+	if err != nil || d.Reason != store.Admitted {
+		t.Fatalf("the newest scope: %+v, %v", d, err)
+	}
+	if d, _ = s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "endpoint 499"}}}); d.Reason != store.Paced {
+		t.Errorf("the newest scope's second admission: %v, want paced at its learned 5/s", d.Reason)
 	}
 }

@@ -1,10 +1,11 @@
 -- update.lua: what a response taught, applied at once, as
 -- heed.MemoryStore.Update applies it.
 --
--- KEYS: the epoch key, then the state hash of each block's scope, then of
---    each rate's scope, then of each charge's scope, then the keys of the
---    release section.
--- A: now_s now_ns epoch new_epoch grace nblocks nrates ncharges, then per
+-- KEYS: the epoch key, the index of learned scopes, then the state hash of
+--    each block's scope, then of each rate's scope, then of each charge's
+--    scope, then the keys of the release section.
+-- A: now_s now_ns epoch new_epoch grace nblocks nrates ncharges maxscopes
+--    (Config.MaxScopes, -1 for no bound), then per
 --    block: duration in nanoseconds (> 0), then per rate: rate factor add
 --    default min max burst ttl owed event until (ttl in nanoseconds; owed,
 --    from RateUpdate.Free, the units of pacing debt the server's count
@@ -16,16 +17,39 @@
 -- Returns {epoch, then each rate as set, as a string}. An update applies
 -- whatever the epoch: blocks merge by maximum and rates are the newest.
 
-local nb, nr, nc = num(6), num(7), num(8)
+local nb, nr, nc, maxScopes = num(6), num(7), num(8), num(9)
 -- Releases first: they happened before this update (a rate learned now
 -- does not cancel a gap that began before it).
-releases(9 + nb + 11 * nr + nc, 2 + nb + nr + nc)
+releases(10 + nb + 11 * nr + nc, 3 + nb + nr + nc)
 
 local ep = epoch(KEYS[1], A[3], A[4], num(5))
 redis.call('PEXPIRE', KEYS[1], EPOCHTTL)
+local idx = KEYS[2]
 local out = {ep}
-local j = 9
-local KEYS = {unpack(KEYS, 2, 1 + nb + nr + nc)}
+local j = 10
+local KEYS = {unpack(KEYS, 3, 2 + nb + nr + nc)}
+
+-- learned notes a scope whose rate is newly learned in the index (scored
+-- by when), and, past maxScopes, drops up to two of those learned longest
+-- ago that hold no block and no gap (their leases, if any, expire on
+-- their own); one it keeps goes to the back.
+local function learned(sk)
+  if maxScopes < 0 then return end
+  redis.call('ZADD', idx, nowUs, sk)
+  if redis.call('PTTL', idx) < EPOCHTTL / 2 then redis.call('PEXPIRE', idx, EPOCHTTL) end
+  if redis.call('ZCARD', idx) <= maxScopes then return end
+  local old = redis.call('ZPOPMIN', idx, 2)
+  for m = 1, #old, 2 do
+    local k = old[m]
+    local h = redis.call('HMGET', k, 'b', 'g')
+    local b, g = rel(h[1]), rel(h[2])
+    if k == sk or (b and b > 0) or (g and g > 0) then
+      redis.call('ZADD', idx, nowUs, k)
+    else
+      redis.call('DEL', k)
+    end
+  end
+end
 
 for i = 1, nb do
   local sk = KEYS[i]
@@ -119,6 +143,7 @@ for i = nb + 1, nb + nr do
     fields[#fields + 1] = abs(0)
   end
   save(sk, fields, rel(h[7]), b, g, t, u)
+  if cur == 0 then learned(sk) end
   out[#out + 1] = fields[2]
   end
 end
