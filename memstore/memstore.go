@@ -241,7 +241,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	var states [8]*scopeState
+	var states [12]*scopeState // a request's scopes fit (heed's scope.MaxPerRequest is 10)
 	sts := states[:0]
 	for i := range a.Scopes {
 		st := s.state(a.Scopes[i].Key, now)

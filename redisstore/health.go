@@ -264,7 +264,7 @@ func (s *Store) callTimeout() time.Duration {
 // admitLocal admits a against the local fallback, with every scope's
 // budget divided by the expected number of instances.
 func (s *Store) admitLocal(ctx context.Context, a *store.Admission) (store.Decision, error) {
-	var buf [8]store.ScopeAdmit
+	var buf [12]store.ScopeAdmit // a request's scopes fit
 	local := s.localAdmission(a, buf[:0])
 	s.prime(ctx, local.Scopes)
 	return s.mem.Admit(ctx, &local)
@@ -273,7 +273,7 @@ func (s *Store) admitLocal(ctx context.Context, a *store.Admission) (store.Decis
 // releaseLocal releases a lease of the local fallback, starting the
 // scopes' gaps as the fallback spaces them.
 func (s *Store) releaseLocal(ctx context.Context, a *store.Admission, lease store.Lease) error {
-	var buf [8]store.ScopeAdmit
+	var buf [12]store.ScopeAdmit // a request's scopes fit
 	local := s.localAdmission(a, buf[:0])
 	return s.mem.Release(ctx, &local, lease)
 }
