@@ -262,6 +262,37 @@ func TestDocumentedLimitFromTheFirstCall(t *testing.T) {
 	})
 }
 
+// With the default MaxWait (a minute), a burst's call past the documented
+// count, whose wait would be a minute and its margin, fails at once with a
+// *heed.LimitedError that says when its place frees.
+func TestDocumentedLimitPastMaxWaitFailsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 200, Body: `{"ok":true}`}}, Repeat: true}
+		tr := &heed.Transport{Base: s, Profile: profile.Slack(), Rand: zero()}
+		for i := range 21 {
+			req, _ := http.NewRequest("POST", "https://slack.com/api/users.list", strings.NewReader("limit=10"))
+			req.Header.Set("Authorization", "Bearer xoxb-one")
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			start := time.Now()
+			resp, err := tr.RoundTrip(req)
+			if i < 20 {
+				if err != nil {
+					t.Fatalf("call %d: %v", i+1, err)
+				}
+				resp.Body.Close()
+				continue
+			}
+			le, ok := errors.AsType[*heed.LimitedError](err)
+			if !ok || le.RetryAfter != 61200*time.Millisecond || time.Since(start) != 0 {
+				t.Errorf("call 21 = %v after %v, want a *heed.LimitedError at once with RetryAfter 1m1.2s", err, time.Since(start))
+			}
+		}
+		if s.Count() != 20 {
+			t.Errorf("sent %d, want 20: the 21st is refused unsent", s.Count())
+		}
+	})
+}
+
 // Profile.WriteBurst lets that many writes to one resource go at once, one
 // at a time, and then paces them one per WriteGap at Target: Slack's
 // chat.postMessage to one channel.

@@ -34,7 +34,12 @@ const maxSlackForm = 64 << 10
 // method of a known tier ([SlackTier], [SlackTierLimit]) takes at most its
 // tier's count in any minute (DocumentedLimit), from its first call: a
 // short job of up to that count runs at full speed, and a long one never
-// draws the 429s that going past the tier would. Once Slack refuses one
+// draws the 429s that going past the tier would (a call past the count
+// waits for the oldest of the minute's calls to age out, a minute and 2%
+// after it: for a burst of 21 users.list calls, past the Transport's
+// default MaxWait of a minute, so the 21st fails at once with a
+// *heed.LimitedError whose RetryAfter says when, unless MaxWait is
+// raised). Once Slack refuses one
 // anyway, the method is also paced from the rate its calls were accepted
 // at, never above its tier's. Slack's own SDKs (@slack/web-api,
 // python-slack-sdk's RateLimitErrorRetryHandler) re-send every 429ed call,
