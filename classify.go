@@ -187,6 +187,9 @@ func (t *Transport) classify(req *http.Request) *request {
 // after the responses to others sent with it reported the endpoint's
 // limits), so that a retry is admitted by what is known now.
 func (t *Transport) rejoin(req *http.Request, r *request) {
+	if r.inFlight {
+		return // counted under the scopes it has: they stay until it drops
+	}
 	n := len(r.adm.Scopes)
 	added := false
 	for _, sub := range t.learner.SubScopes(r.keys.Endpoint) {

@@ -469,16 +469,7 @@ func (t *Transport) countInFlight(r *request) {
 	r.inFlight = true
 	t.inFlight.Add(1)
 	t.admitted.Add(1)
-	t.flightMu.Lock()
-	for i := range r.adm.Scopes {
-		if countsFlight(r, i) {
-			t.flights.add(r.adm.Scopes[i].Key)
-		}
-	}
-	if r.fresh {
-		t.fresh.add(r.keys.Tenant)
-	}
-	t.flightMu.Unlock()
+	t.flightCounts(r, (*counts).add)
 }
 
 // uncount takes back a countInFlight for a request the store did not
@@ -498,14 +489,20 @@ func (t *Transport) dropInFlight(r *request) {
 	}
 	r.inFlight = false
 	t.inFlight.Add(-1)
+	t.flightCounts(r, (*counts).drop)
+}
+
+// flightCounts applies op (counts.add or counts.drop) to the per-scope
+// and per-tenant counts of r.
+func (t *Transport) flightCounts(r *request, op func(*counts, string)) {
 	t.flightMu.Lock()
 	for i := range r.adm.Scopes {
 		if countsFlight(r, i) {
-			t.flights.drop(r.adm.Scopes[i].Key)
+			op(&t.flights, r.adm.Scopes[i].Key)
 		}
 	}
 	if r.fresh {
-		t.fresh.drop(r.keys.Tenant)
+		op(&t.fresh, r.keys.Tenant)
 	}
 	t.flightMu.Unlock()
 }

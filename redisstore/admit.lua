@@ -156,7 +156,8 @@ if not paced then
       local allow = tat + span(cost[i], rate) - span(burst, rate)
       if allow < 0 then allow = 0 end
       if e[i] then
-        -- A counted window: what is left, else the turn (or a debt after).
+        -- A counted window: what is left, else the turn (or later, for a
+        -- cost past the burst).
         if left[i] >= cost[i] + full - burst then
           allow = 0
         elseif allow < e[i] then

@@ -585,6 +585,30 @@ func TestPlanIgnoresAnOvertakenCount(t *testing.T) {
 	}
 }
 
+// A bucket's count (OpenAI's, whose reset is when it is full again)
+// overtaken by a newer one is not told again: the bucket refills the share
+// the newer count held back, and an older count told again would take
+// back what it refilled since.
+func TestPlanTellsAnOvertakenBucketCountNothing(t *testing.T) {
+	var m Memory
+	free := func(remaining float64, sentAt time.Time) (float64, bool) {
+		l := limit("", qwrr, 30, remaining, time.Minute, 30*time.Second)
+		l.Scope, l.Dialect = "search", header.OpenAI
+		var p Plan
+		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sentAt, Now: t0.Add(time.Second)}, &p)
+		if len(p.Update.Rates) != 1 {
+			return -1, false
+		}
+		return p.Update.Rates[0].Free, p.Update.Rates[0].HasFree
+	}
+	if f, ok := free(14, t0.Add(500*time.Millisecond)); math.Abs(f-13) > 1e-9 || !ok {
+		t.Fatalf("free from 14 left = %v (%v), want 13", f, ok)
+	}
+	if f, ok := free(29, t0); ok {
+		t.Errorf("an overtaken bucket count (29 left, sent earlier) told %v free, want nothing", f)
+	}
+}
+
 // A shared limit takes at least what one of its endpoints was accepted at
 // alone: once the widened endpoints together are accepted at well below
 // that, the hypothesis is refuted (the cuts that brought them there

@@ -413,10 +413,13 @@ func (m *Memory) quietLocked(key string, now time.Time) (n int, raise bool) {
 // one to a request sent at the same instant that left less, nor, in the
 // same window (the same reset), one that left less (a window's count only
 // goes down). An overtaken response's count is out of date and reports
-// more left than there is; but in the same window, its request was
-// counted in the newest count, which, told while the request was in
-// flight, held it back: the newest count is told again, less the requests
-// in flight now, fewer by this one.
+// more left than there is; but in the same window of a count that comes
+// back only when the window turns (not a bucket's, which refills), its
+// request was counted in the newest count, which, told while the request
+// was in flight, held it back: the newest count is told again, less the
+// requests in flight now, fewer by this one. A bucket's own refilling
+// gives that share back; telling it an older count again would take back
+// what it refilled since.
 //
 // It also returns how many requests are in flight against the scope
 // (Config.InFlightOf), read with the count under one lock, the request
@@ -434,7 +437,7 @@ func (m *Memory) countToTell(cfg *Config, in *Input, key string, l *header.Limit
 	}
 	if have, ok := m.counts[key]; ok {
 		sameWindow := l.Has(header.HasReset) && !have.reset.IsZero() && absDuration(l.Reset.Sub(have.reset)) < time.Second
-		if sameWindow && l.Remaining > have.remaining {
+		if sameWindow && l.Remaining > have.remaining && !FullReset(l.Dialect) {
 			return have.remaining, true, inFlight, mark
 		}
 		if sentAt.Before(have.sentAt) || sentAt.Equal(have.sentAt) && l.Remaining >= have.remaining {
