@@ -541,14 +541,7 @@ func TestPlanSpendsWhatIsLeftOfAMinuteWindow(t *testing.T) {
 func TestPlanIgnoresAnOvertakenCount(t *testing.T) {
 	var m Memory
 	free := func(remaining float64, sentAt time.Time) (float64, bool) {
-		l := limit("", qwrr, 30, remaining, time.Minute, 30*time.Second)
-		l.Scope = "search"
-		var p Plan
-		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sentAt, Now: t0.Add(time.Second)}, &p)
-		if len(p.Update.Rates) != 1 {
-			return -1, false
-		}
-		return p.Update.Rates[0].Free, p.Update.Rates[0].HasFree
+		return searchFree(&m, header.IETFStructured, remaining, sentAt)
 	}
 	if f, ok := free(14, t0.Add(500*time.Millisecond)); math.Abs(f-13) > 1e-9 || !ok {
 		t.Fatalf("free from 14 left = %v (%v), want 13", f, ok)
@@ -592,14 +585,7 @@ func TestPlanIgnoresAnOvertakenCount(t *testing.T) {
 func TestPlanTellsAnOvertakenBucketCountNothing(t *testing.T) {
 	var m Memory
 	free := func(remaining float64, sentAt time.Time) (float64, bool) {
-		l := limit("", qwrr, 30, remaining, time.Minute, 30*time.Second)
-		l.Scope, l.Dialect = "search", header.OpenAI
-		var p Plan
-		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sentAt, Now: t0.Add(time.Second)}, &p)
-		if len(p.Update.Rates) != 1 {
-			return -1, false
-		}
-		return p.Update.Rates[0].Free, p.Update.Rates[0].HasFree
+		return searchFree(&m, header.OpenAI, remaining, sentAt)
 	}
 	if f, ok := free(14, t0.Add(500*time.Millisecond)); math.Abs(f-13) > 1e-9 || !ok {
 		t.Fatalf("free from 14 left = %v (%v), want 13", f, ok)
@@ -607,6 +593,20 @@ func TestPlanTellsAnOvertakenBucketCountNothing(t *testing.T) {
 	if f, ok := free(29, t0); ok {
 		t.Errorf("an overtaken bucket count (29 left, sent earlier) told %v free, want nothing", f)
 	}
+}
+
+// searchFree plans, in m, a response reporting remaining of a named
+// 30-a-minute limit of the given dialect, resetting in 29 s, for a request
+// sent at sentAt, and returns the count it tells the store, if any.
+func searchFree(m *Memory, dialect header.Dialect, remaining float64, sentAt time.Time) (float64, bool) {
+	l := limit("", qwrr, 30, remaining, time.Minute, 30*time.Second)
+	l.Scope, l.Dialect = "search", dialect
+	var p Plan
+	m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sentAt, Now: t0.Add(time.Second)}, &p)
+	if len(p.Update.Rates) != 1 {
+		return -1, false
+	}
+	return p.Update.Rates[0].Free, p.Update.Rates[0].HasFree
 }
 
 // A shared limit takes at least what one of its endpoints was accepted at
