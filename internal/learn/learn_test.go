@@ -375,6 +375,60 @@ func TestPlanNamedLimitScopesFromEvidence(t *testing.T) {
 	})
 }
 
+// A shared counter whose reset is given as a delay (draft-8's t=1, the
+// same in every window, as express-rate-limit sends it) stays one counter
+// when its window turns: the count coming back near the quota on another
+// endpoint, once a window, is no evidence of two counters, nor is a count
+// overtaken by a later one. Two counters that share a name and a pace still
+// come apart: their counts go back up more than once a window.
+func TestPlanSharedCounterAcrossTurns(t *testing.T) {
+	a, b := request(), request()
+	b.Endpoint = "https://api.test GET /v1/users/{id}"
+	shared := "https://api.test limit:20-in-1sec"
+	type rep struct {
+		r            *Request
+		remaining    float64
+		sentMs, atMs int
+	}
+	run := func(t *testing.T, reps []rep) []string {
+		var m Memory
+		var keys []string
+		for _, x := range reps {
+			sent, at := t0.Add(time.Duration(x.sentMs)*time.Millisecond), t0.Add(time.Duration(x.atMs)*time.Millisecond)
+			l := limit("20-in-1sec", qwrr, 20, x.remaining, time.Second, 0)
+			l.Reset = at.Add(time.Second) // a delay: a second from every answer
+			var p Plan
+			m.Plan(Config{}, &Input{Req: x.r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sent, Now: at}, &p)
+			keys = append(keys, m.SubScopes(x.r.Endpoint)[0].Key)
+		}
+		return keys
+	}
+	t.Run("one counter", func(t *testing.T) {
+		keys := run(t, []rep{
+			{a, 19, 0, 1}, {b, 18, 50, 51}, {a, 17, 100, 101}, // shared from here
+			{b, 1, 900, 901}, {a, 0, 950, 951},
+			{b, 19, 1010, 1011},                          // the window turned
+			{a, 17, 1060, 1062}, {b, 18, 1060, 1061 + 2}, // overtaken: sent with a's, answered after
+			{a, 16, 1110, 1111},
+		})
+		for i, k := range keys[2:] {
+			if k != shared {
+				t.Errorf("report %d: scope %q, want the shared %q", i+2, k, shared)
+			}
+		}
+	})
+	t.Run("two counters", func(t *testing.T) {
+		keys := run(t, []rep{
+			{a, 19, 0, 1}, {b, 18, 50, 51}, {a, 17, 100, 101}, // alike so far
+			{b, 17, 150, 151},                    // the same count, near the quota: perhaps a turn
+			{a, 16, 200, 201}, {b, 16, 250, 251}, // again within the window: two counters
+		})
+		if k := keys[len(keys)-1]; k != b.Endpoint+" limit:20-in-1sec" {
+			t.Errorf("last scope %q, want the endpoint's own", k)
+		}
+	})
+}
+
 // A long window is spread only once what is left runs low: a short job on
 // a fresh hourly quota is not slowed.
 func TestPlanSpreadsOnlyWhenNeeded(t *testing.T) {

@@ -99,6 +99,8 @@ type nameState struct {
 	endpoint  string
 	remaining float64
 	reset     time.Time
+	at        time.Time // when the report came
+	turnAt    time.Time // when a count going up was last taken for a turn
 	votes     int
 	shared    bool
 }
@@ -182,12 +184,17 @@ func (m *Memory) addSub(endpoint string, s SubScope) {
 }
 
 // sharedName records a report of a tenant's limit called name by an
-// endpoint, and reports whether the evidence shows that the endpoints
-// reporting it share one counter: across endpoints, within one window,
-// remaining has gone down sharedVotes times and never up. A count that
-// goes up across endpoints within a window proves separate counters and
-// drops the hypothesis.
-func (m *Memory) sharedName(tenant, name, endpoint string, remaining float64, reset time.Time) bool {
+// endpoint (l, for a request sent at sentAt and answered at now), and
+// reports whether the evidence shows that the endpoints reporting it share
+// one counter: across endpoints, remaining has gone down sharedVotes times
+// in a row. A count that does not go down across endpoints, for a request
+// sent after the last report came back, proves separate counters and
+// drops the hypothesis, unless it may be the window turning: the earlier
+// report's reset has come and the count came back near the quota, as a
+// shared window's does, once a window.
+// A request sent before the last report came back was counted in an
+// order no one saw: its count says nothing either way.
+func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sentAt, now time.Time) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := tenant + "\x00" + name
@@ -196,22 +203,41 @@ func (m *Memory) sharedName(tenant, name, endpoint string, remaining float64, re
 		if m.names == nil || len(m.names) >= MaxEntries {
 			m.names = make(map[string]*nameState)
 		}
-		m.names[k] = &nameState{endpoint: endpoint, remaining: remaining, reset: reset}
+		m.names[k] = &nameState{endpoint: endpoint, remaining: l.Remaining, reset: l.Reset, at: now}
 		return false
 	}
-	sameWindow := !reset.IsZero() && !st.reset.IsZero() && absDuration(reset.Sub(st.reset)) < 1500*time.Millisecond
-	if st.endpoint != endpoint && sameWindow {
-		// A shared counter goes down with every request, whichever endpoint
-		// sends it: the same count, or a higher one, seen by another
-		// endpoint within a window is another counter.
-		if remaining < st.remaining {
+	if st.endpoint != endpoint {
+		sameWindow := !l.Reset.IsZero() && !st.reset.IsZero() && absDuration(l.Reset.Sub(st.reset)) < 1500*time.Millisecond
+		// A window that may have turned between the two reports (the
+		// earlier one's reset, up to a second early for one rounded up,
+		// has come) and came back near the quota; once a window at most.
+		turned := l.Has(header.HasQuota|header.HasWindow) && l.Quota > 0 && l.Window > 0 &&
+			!now.Before(st.reset.Add(-time.Second)) && l.Remaining >= l.Quota-max(2, l.Quota/4) &&
+			(st.turnAt.IsZero() || now.Sub(st.turnAt) >= l.Window-l.Window/10)
+		switch {
+		case !sameWindow:
+			// Another window: nothing to compare.
+		case sentAt.Before(st.at):
+			// Overtaken or concurrent: counted in an order no one saw, so
+			// no evidence either way.
+		case l.Remaining < st.remaining:
+			// A shared counter goes down with every request, whichever
+			// endpoint sends it.
 			st.votes++
 			st.shared = st.shared || st.votes >= sharedVotes
-		} else {
+		case turned:
+			// Perhaps the window turned between them (a reset given as
+			// a delay says the same in every window): neither.
+			st.turnAt = now
+		default:
+			// The same count, or a higher one, seen by another endpoint
+			// within a window is another counter.
 			st.votes, st.shared = 0, false
 		}
 	}
-	st.endpoint, st.remaining, st.reset = endpoint, remaining, reset
+	if !sentAt.Before(st.at) || st.endpoint == endpoint {
+		st.endpoint, st.remaining, st.reset, st.at = endpoint, l.Remaining, l.Reset, now
+	}
 	return st.shared
 }
 
