@@ -110,9 +110,15 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			return &LimitedError{Scope: d.Scope, RetryAfter: d.Wait, Reason: "blocked"}
 		case d.Reason == store.Blocked:
 			// A reservation made before the block is forfeit: after it,
-			// waiters take new turns in pacing order, with a little jitter,
-			// rather than all going at once.
-			paced = false
+			// waiters take new turns in pacing order, with a little
+			// jitter, rather than all going at once. Unless the block is
+			// one this Transport set for a window whose count its pace
+			// spent, until the window turns: the turn booked at that pace
+			// holds, and goes as the block ends; a new one would leave it
+			// unused, a turn lost in every window.
+			if !paced || !t.turns.explains(d.Scope, time.Now().Add(wait)) {
+				paced = false
+			}
 			wait += t.jitter(min(wait/10, 250*time.Millisecond))
 		}
 		switch {
@@ -269,3 +275,47 @@ func (w *renewal) stop() {
 	w.stopped = true
 	w.timer.Stop()
 }
+
+// turnBlocks holds, until they end, the blocks a Transport set for short
+// windows whose count ran out (learn.Block.Turn), by scope: a pacing turn
+// booked before one of them is kept through it (see admit). At most
+// maxTurnBlocks are held; past that, a block is not noted, and turns
+// booked before it are forfeit, as before any other block.
+type turnBlocks struct {
+	mu sync.Mutex
+	m  map[string]time.Time
+}
+
+const maxTurnBlocks = 256
+
+// note records that key is blocked until until, a window's turn.
+func (b *turnBlocks) note(key string, until, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = make(map[string]time.Time)
+	}
+	if _, ok := b.m[key]; !ok && len(b.m) >= maxTurnBlocks {
+		for k, u := range b.m {
+			if !u.After(now) {
+				delete(b.m, k)
+			}
+		}
+		if len(b.m) >= maxTurnBlocks {
+			return
+		}
+	}
+	b.m[key] = until
+}
+
+// explains reports whether a block of key that ends at end is one noted
+// for a window's turn: it ends no later than the noted one (and a little
+// slack, for the store's clock read apart from the Transport's).
+func (b *turnBlocks) explains(key string, end time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	until, ok := b.m[key]
+	return ok && !end.After(until.Add(turnSlack))
+}
+
+const turnSlack = 5 * time.Millisecond

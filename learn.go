@@ -135,6 +135,14 @@ func (t *Transport) apply(req *http.Request, r *request, resp *http.Response, d 
 		t.Logger.Warn("heed: update store", slog.Any("err", err))
 	}
 	t.chargeOvertaken(r)
+	if len(plan.Blocks) > 0 {
+		now := time.Now()
+		for _, b := range plan.Blocks {
+			if b.Turn {
+				t.turns.note(b.Scope, now.Add(b.For), now)
+			}
+		}
+	}
 	if t.OnBlock != nil {
 		for _, b := range plan.Blocks {
 			t.OnBlock(BlockEvent{Request: req, Scope: b.Scope, For: b.For, Reason: b.Reason})

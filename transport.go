@@ -194,6 +194,7 @@ type Transport struct {
 	flightMu    sync.Mutex
 	flights     counts
 	fresh       counts
+	turns       turnBlocks
 	inFlightFor func(key, tenant string) (int, uint32) // inFlightOf, bound once
 	learned     func(owner any)                        // dropInFlight of a *request, bound once
 	// admitted counts the requests counted in flight, ever: a count told

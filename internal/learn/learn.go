@@ -237,6 +237,9 @@ type Block struct {
 	Scope  string
 	For    time.Duration
 	Reason string
+	// Turn reports a window's count spent, blocked until the window
+	// turns: the pace was right, and turns booked at it hold.
+	Turn bool
 }
 
 // Plan is what one response taught.
@@ -331,7 +334,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 	first := len(u.Rates)
 	for i := range obs.Limits {
 		l := &obs.Limits[i]
-		key, sub := m.limitScope(r, l, in.SentAt, now)
+		key, sub := m.limitScope(r, l, now)
 		if w, ok := m.inferWindow(key, l, now); ok && spendable(r, l) {
 			lw := *l
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
@@ -408,7 +411,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						resetIn = min(resetIn, time.Duration(math.Ceil(need/steady*float64(time.Second))))
 					}
 					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn})
-					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted"})
+					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
 					if !full || !spendable(r, l) {
 						continue
 					}
@@ -635,7 +638,7 @@ func mergeRate(u *store.Update, from int, ru store.RateUpdate) {
 //     tenant.
 //
 // An endpoint joins only the limit scopes it has reported itself.
-func (m *Memory) limitScope(r *Request, l *header.Limit, sentAt, now time.Time) (key string, sub SubScope) {
+func (m *Memory) limitScope(r *Request, l *header.Limit, now time.Time) (key string, sub SubScope) {
 	units := units(l)
 	switch l.Scope {
 	case header.ScopeGlobal, header.ScopeTenant, header.ScopeEndpoint, header.ScopeKey:
@@ -657,7 +660,7 @@ func (m *Memory) limitScope(r *Request, l *header.Limit, sentAt, now time.Time) 
 		return r.ScopeKey(r.UnknownScope), SubScope{}
 	}
 	key = scope.EndpointLimit(r.Endpoint, name)
-	if l.Has(header.HasRemaining|header.HasReset) && m.sharedName(r.Tenant, name, r.Endpoint, l, sentAt, now) {
+	if l.Has(header.HasRemaining|header.HasReset) && m.sharedName(r.Tenant, name, r.Endpoint, l, now) {
 		key = scope.Limit(r.Tenant, name)
 	}
 	return key, SubScope{Key: key, Name: name}

@@ -378,9 +378,9 @@ func TestPlanNamedLimitScopesFromEvidence(t *testing.T) {
 // A shared counter whose reset is given as a delay (draft-8's t=1, the
 // same in every window, as express-rate-limit sends it) stays one counter
 // when its window turns: the count coming back near the quota on another
-// endpoint, once a window, is no evidence of two counters, nor is a count
-// overtaken by a later one. Two counters that share a name and a pace still
-// come apart: their counts go back up more than once a window.
+// endpoint, once a window, is no evidence of two counters. Two counters
+// that share a name and a pace still come apart: their counts go back up
+// more than once a window.
 func TestPlanSharedCounterAcrossTurns(t *testing.T) {
 	a, b := request(), request()
 	b.Endpoint = "https://api.test GET /v1/users/{id}"
@@ -407,9 +407,8 @@ func TestPlanSharedCounterAcrossTurns(t *testing.T) {
 		keys := run(t, []rep{
 			{a, 19, 0, 1}, {b, 18, 50, 51}, {a, 17, 100, 101}, // shared from here
 			{b, 1, 900, 901}, {a, 0, 950, 951},
-			{b, 19, 1010, 1011},                          // the window turned
-			{a, 17, 1060, 1062}, {b, 18, 1060, 1061 + 2}, // overtaken: sent with a's, answered after
-			{a, 16, 1110, 1111},
+			{b, 19, 1010, 1011}, // the window turned
+			{a, 18, 1060, 1061}, {b, 17, 1110, 1111},
 		})
 		for i, k := range keys[2:] {
 			if k != shared {
@@ -941,5 +940,77 @@ func TestPhaseFromRoundedResetsOfTheFirstWindow(t *testing.T) {
 	turn, ok, _ := m.nextTurn(key, ms(1760))
 	if want := ms(2500).Add(phaseMargin); !ok || !turn.Equal(want) {
 		t.Errorf("next turn = %v (%v), want %v: the two readings' intersection, (1.98s, 2.5s]", turn.Sub(t0), ok, want.Sub(t0))
+	}
+}
+
+// A window opened by a client's first request (express-rate-limit's)
+// turns a window after that request, wherever earlier turns were: where
+// the turns drift later with the requests that open them, their readings
+// still intersect, and the turn they give is a little early. Until a
+// window is seen to turn sooner than one its request opened could, which
+// only a window on a fixed grid does, the turn is no sooner than the
+// opened window's.
+func TestPhaseOfAWindowItsRequestOpened(t *testing.T) {
+	const key, w = "k", time.Second
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	obs := func(m *Memory, remaining float64, sent, at int) {
+		m.observeWindow(key, w, 10, remaining, 0, ms(sent), ms(at))
+	}
+	t.Run("opened by a request", func(t *testing.T) {
+		var m Memory
+		// Windows open at 0, 1020 and 2040 (each a second long).
+		obs(&m, 9, 0, 10)
+		obs(&m, 0, 500, 510)
+		obs(&m, 9, 1020, 1030) // a turn in (500ms, 1030ms]
+		obs(&m, 0, 1600, 1610)
+		obs(&m, 9, 2040, 2050) // in (1600ms, 2050ms]: with the first, (1600ms, 2030ms]
+		obs(&m, 0, 2600, 2610)
+		turn, ok, _ := m.nextTurn(key, ms(2610))
+		if want := ms(3040).Add(phaseMargin); !ok || !turn.Equal(want) {
+			t.Errorf("next turn = %v (%v), want %v: a second after the request that opened the window", turn.Sub(t0), ok, want.Sub(t0))
+		}
+	})
+	t.Run("on a grid", func(t *testing.T) {
+		var m Memory
+		// Windows turn at 1s, 2s, 3s; the second one's first request
+		// comes late, at 2300ms.
+		obs(&m, 9, 700, 710)
+		obs(&m, 0, 950, 960)
+		obs(&m, 9, 1005, 1015) // a turn before 1710ms: a grid
+		obs(&m, 0, 1950, 1960)
+		obs(&m, 9, 2300, 2310) // with the first, (1950ms, 2015ms]
+		obs(&m, 0, 2500, 2510)
+		turn, ok, _ := m.nextTurn(key, ms(2510))
+		if want := ms(3015).Add(phaseMargin); !ok || !turn.Equal(want) {
+			t.Errorf("next turn = %v (%v), want %v: the grid's", turn.Sub(t0), ok, want.Sub(t0))
+		}
+	})
+}
+
+// The block of a short window whose count ran out is a window's turn
+// (Block.Turn): the pace that spent it was right, and turns booked at it
+// hold through the block. An hourly quota's block, or a bucket's (the
+// pace there refills), is not.
+func TestPlanMarksAWindowsTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dialect header.Dialect
+		window  time.Duration
+		want    bool
+	}{
+		{"a 1s window", header.IETFStructured, time.Second, true},
+		{"an hourly quota", header.IETFStructured, time.Hour, false},
+		{"a bucket", header.OpenAI, time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Memory
+			l := limit("", qwrr, 10, 0, tc.window, 700*time.Millisecond)
+			l.Dialect = tc.dialect
+			var p Plan
+			m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			if len(p.Blocks) != 1 || p.Blocks[0].Turn != tc.want {
+				t.Errorf("blocks %+v, want one with Turn %v", p.Blocks, tc.want)
+			}
+		})
 	}
 }

@@ -99,7 +99,6 @@ type nameState struct {
 	endpoint  string
 	remaining float64
 	reset     time.Time
-	at        time.Time // when the report came
 	turnAt    time.Time // when a count going up was last taken for a turn
 	votes     int
 	shared    bool
@@ -184,17 +183,17 @@ func (m *Memory) addSub(endpoint string, s SubScope) {
 }
 
 // sharedName records a report of a tenant's limit called name by an
-// endpoint (l, for a request sent at sentAt and answered at now), and
-// reports whether the evidence shows that the endpoints reporting it share
-// one counter: across endpoints, remaining has gone down sharedVotes times
-// in a row. A count that does not go down across endpoints, for a request
-// sent after the last report came back, proves separate counters and
-// drops the hypothesis, unless it may be the window turning: the earlier
-// report's reset has come and the count came back near the quota, as a
-// shared window's does, once a window.
-// A request sent before the last report came back was counted in an
-// order no one saw: its count says nothing either way.
-func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sentAt, now time.Time) bool {
+// endpoint (l, answered at now), and reports whether the evidence shows
+// that the endpoints reporting it share one counter: across endpoints,
+// remaining has gone down sharedVotes times in a row. A count that does
+// not go down across endpoints within a window proves separate counters
+// and drops the hypothesis, unless it may be the window turning: the
+// earlier report's reset has come and the count came back near the quota,
+// as a shared window's does, once a window. Requests in flight together
+// may be counted in either order, so a shared counter is dropped now and
+// then and found again; two counters at one pace, taken for one now and
+// then, are told apart again by their next counts.
+func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, now time.Time) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := tenant + "\x00" + name
@@ -203,7 +202,7 @@ func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sent
 		if m.names == nil || len(m.names) >= MaxEntries {
 			m.names = make(map[string]*nameState)
 		}
-		m.names[k] = &nameState{endpoint: endpoint, remaining: l.Remaining, reset: l.Reset, at: now}
+		m.names[k] = &nameState{endpoint: endpoint, remaining: l.Remaining, reset: l.Reset}
 		return false
 	}
 	if st.endpoint != endpoint {
@@ -217,9 +216,6 @@ func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sent
 		switch {
 		case !sameWindow:
 			// Another window: nothing to compare.
-		case sentAt.Before(st.at):
-			// Overtaken or concurrent: counted in an order no one saw, so
-			// no evidence either way.
 		case l.Remaining < st.remaining:
 			// A shared counter goes down with every request, whichever
 			// endpoint sends it.
@@ -235,9 +231,7 @@ func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sent
 			st.votes, st.shared = 0, false
 		}
 	}
-	if !sentAt.Before(st.at) || st.endpoint == endpoint {
-		st.endpoint, st.remaining, st.reset, st.at = endpoint, l.Remaining, l.Reset, now
-	}
+	st.endpoint, st.remaining, st.reset = endpoint, l.Remaining, l.Reset
 	return st.shared
 }
 

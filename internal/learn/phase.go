@@ -39,6 +39,14 @@ type phase struct {
 	// client's first request (express-rate-limit's, Redis INCR+EXPIRE's),
 	// so it turns no later than firstAt + w.
 	firstAt time.Time
+	// openedAt is when the request that opened the current window (its
+	// answer said quota-1) was sent, zero when no answer said so: a
+	// window opened by a client's first request turns no sooner than
+	// openedAt + w. periodic is set once a window turned sooner than
+	// that, which only a window on a fixed grid does; until then a turn
+	// from the readings is kept no sooner than the opened window's.
+	openedAt time.Time
+	periodic bool
 }
 
 // observeWindow records a reading of a short window's remaining count (of
@@ -57,11 +65,17 @@ func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining flo
 	}
 	switch {
 	case ph.seen && remaining-ph.remaining >= max(2, quota/4) && sentAt.After(ph.sentAt):
+		if !ph.openedAt.IsZero() && now.Before(ph.openedAt.Add(w)) {
+			ph.periodic = true // turned before a window its request opened could
+		}
 		ph.narrow(ph.sentAt, now)
 		ph.turns++
-		ph.firstAt = now
+		ph.firstAt, ph.openedAt = now, time.Time{}
+		if quota > 0 && remaining == quota-1 {
+			ph.openedAt = sentAt
+		}
 	case quota > 0 && remaining == quota-1:
-		ph.firstAt = now // the first request of a fresh window
+		ph.firstAt, ph.openedAt = now, sentAt // the first request of a fresh window
 	}
 	if resetIn > 0 {
 		ph.narrow(sentAt.Add(resetIn-time.Second), now.Add(resetIn))
@@ -121,6 +135,13 @@ func (m *Memory) nextTurn(key string, now time.Time) (turn time.Time, ok, fixed 
 	t = t.Add(phaseMargin)
 	if !first.IsZero() && first.Before(t) {
 		t = first
+	}
+	if !ph.periodic && !ph.openedAt.IsZero() {
+		// Not known to be periodic: the window its request opened may be
+		// the one that holds.
+		if o := ph.openedAt.Add(ph.w + phaseMargin); o.After(t) {
+			t = o
+		}
 	}
 	return t, true, ph.turns > 0
 }
