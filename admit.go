@@ -73,6 +73,12 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			budget = time.Until(deadline)
 		}
 		r.adm.Paced, r.adm.MaxWait = paced, max(min(budget, horizon), time.Nanosecond)
+		// The clock read when the request began serves its first ask; a
+		// store reads its own after a wait.
+		r.adm.Now = now
+		if r.waited {
+			r.adm.Now = time.Time{}
+		}
 		// Counted in flight before the store may charge it (and ended if
 		// it does not), so that a count learned meanwhile never misses it.
 		counted := r.inFlight

@@ -64,6 +64,7 @@ type scopeState struct {
 	used         time.Time                 // the last admission that asked for it
 	cutAt        time.Time                 // when a cut last applied (RateUpdate.Event)
 	leases       map[store.Lease]time.Time // lease -> expiry; zero for none
+	expiring     int                       // leases with an expiry, which expireLeases looks for
 	window       []time.Time               // a sliding log (ScopeAdmit.Window): when each place frees, sorted
 	// A counted window (RateUpdate.Until): until leftUntil, only left
 	// units may be taken (none while it is a debt); tat is leftUntil, so
@@ -211,9 +212,13 @@ func (st *scopeState) expireWindow(now time.Time) {
 }
 
 func (st *scopeState) expireLeases(now time.Time) {
+	if st.expiring == 0 {
+		return
+	}
 	for l, exp := range st.leases {
 		if !exp.IsZero() && !exp.After(now) {
 			delete(st.leases, l)
+			st.expiring--
 		}
 	}
 }
@@ -237,7 +242,10 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	if err := ctx.Err(); err != nil {
 		return store.Decision{}, err
 	}
-	now := s.now()
+	now := a.Now
+	if now.IsZero() || s.Now != nil {
+		now = s.now()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -251,10 +259,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	}
 
 	// Blocks first: nothing is reserved for a request that cannot go.
-	if d, ok := longest(a, sts, now, store.Blocked, func(st *scopeState) time.Time { return st.blockedUntil }); ok {
-		return d, nil
-	}
-	if d, ok := longest(a, sts, now, store.Spaced, func(st *scopeState) time.Time { return st.notBefore }); ok {
+	if d, ok := blockedOrSpaced(a, sts, now); ok {
 		return d, nil
 	}
 	for i, st := range sts {
@@ -287,13 +292,22 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		// The request goes when the slowest of its scopes allows.
 		var wait time.Duration
 		slowest := -1
+		// What each scope's reservation at now would leave, from the tat
+		// it was computed from: a request that goes now books exactly
+		// that, unless a scope named twice moved the tat meanwhile.
+		var tats, from [12]time.Time
+		yielding := a.Background && a.Reserve > 0 // checked at a pace other than the one booked
 		for i, st := range sts {
 			p := st.pace(&a.Scopes[i], now, a)
+			if p.Rate <= 0 {
+				continue
+			}
 			var w time.Duration
-			if p.Rate > 0 && st.counted(now) {
+			if st.counted(now) {
 				w = st.countedWait(p, burstOf(st.pace(&a.Scopes[i], now, nil)), now, a.CostOf(i))
 			} else {
-				w = p.Check(st.tat, now, a.CostOf(i))
+				from[i] = st.tat
+				tats[i], w = p.Reserve(st.tat, now, a.CostOf(i))
 			}
 			if w > wait {
 				wait, slowest = w, i
@@ -305,11 +319,19 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		}
 		at := now.Add(wait)
 		for i, st := range sts {
-			if st.counted(now) && at.Before(st.leftUntil) && st.pace(&a.Scopes[i], now, nil).Rate > 0 {
+			p := st.pace(&a.Scopes[i], now, nil)
+			if p.Rate <= 0 {
+				continue
+			}
+			if st.counted(now) && at.Before(st.leftUntil) {
 				st.left -= a.CostOf(i) // taken from what the window has left
 				continue
 			}
-			st.tat, _ = st.pace(&a.Scopes[i], now, nil).Reserve(st.tat, at, a.CostOf(i))
+			if wait == 0 && !yielding && !tats[i].IsZero() && st.tat.Equal(from[i]) {
+				st.tat = tats[i]
+				continue
+			}
+			st.tat, _ = p.Reserve(st.tat, at, a.CostOf(i))
 		}
 		if wait > 0 {
 			return store.Decision{Reason: store.Paced, Wait: wait, Scope: a.Scopes[slowest].Key, Reserved: true}, nil
@@ -345,25 +367,35 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 				st.leases = make(map[store.Lease]time.Time, 4)
 			}
 			st.leases[lease] = expiry
+			if !expiry.IsZero() {
+				st.expiring++
+			}
 		}
 	}
 	return store.Decision{Reason: store.Admitted, Lease: lease}, nil
 }
 
-// longest returns a decision to wait for the latest of the instants at that
-// lies after now, if any does.
-func longest(a *store.Admission, sts []*scopeState, now time.Time, r store.WaitReason, at func(*scopeState) time.Time) (store.Decision, bool) {
-	var until time.Time
-	scope := -1
+// blockedOrSpaced returns a decision to wait for the latest block of the
+// scopes that runs past now, the first scope winning ties, or else for the
+// latest gap, if any runs.
+func blockedOrSpaced(a *store.Admission, sts []*scopeState, now time.Time) (store.Decision, bool) {
+	var blocked, spaced time.Time
+	b, g := -1, -1
 	for i, st := range sts {
-		if t := at(st); t.After(now) && t.After(until) {
-			until, scope = t, i
+		if t := st.blockedUntil; t.After(now) && t.After(blocked) {
+			blocked, b = t, i
+		}
+		if t := st.notBefore; t.After(now) && t.After(spaced) {
+			spaced, g = t, i
 		}
 	}
-	if scope < 0 {
-		return store.Decision{}, false
+	switch {
+	case b >= 0:
+		return store.Decision{Reason: store.Blocked, Wait: blocked.Sub(now), Scope: a.Scopes[b].Key}, true
+	case g >= 0:
+		return store.Decision{Reason: store.Spaced, Wait: spaced.Sub(now), Scope: a.Scopes[g].Key}, true
 	}
-	return store.Decision{Reason: r, Wait: until.Sub(now), Scope: a.Scopes[scope].Key}, true
+	return store.Decision{}, false
 }
 
 // Release implements [store.Store].
@@ -371,10 +403,21 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 	if lease == 0 {
 		return nil
 	}
-	now := s.now()
+	// The clock is read only when a lease has an expiry or a gap follows:
+	// a plain concurrency slot gives its place back without one.
+	var now time.Time
+	clock := func() time.Time {
+		if now.IsZero() {
+			now = s.now()
+		}
+		return now
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range a.Scopes {
+		if a.Scopes[i].Limit <= 0 && a.Scopes[i].Gap <= 0 {
+			continue // Admit gave it no lease
+		}
 		st := s.scopes[a.Scopes[i].Key]
 		if st == nil {
 			continue
@@ -384,9 +427,16 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 			continue
 		}
 		delete(st.leases, lease)
-		if !exp.IsZero() && !exp.After(now) {
+		if !exp.IsZero() {
+			st.expiring--
+		}
+		if !exp.IsZero() && !exp.After(clock()) {
 			continue // expired: its gap, if any, began long ago
 		}
+		if a.Scopes[i].Gap <= 0 {
+			continue
+		}
+		now := clock()
 		// A learned rate supersedes the profile's gap: the server has said
 		// how fast writes to this resource may go.
 		if gap := a.Scopes[i].Gap; gap > 0 && !(st.rate > 0 && st.rateUntil.After(now)) {

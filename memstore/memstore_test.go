@@ -151,3 +151,53 @@ func TestLeaseHeldUntilReleased(t *testing.T) {
 		}
 	})
 }
+
+// An admission that brings the caller's reading of the clock is decided
+// at it: a block that ends a second after it waits a second, though the
+// clock has moved on since. A store given a clock of its own reads that.
+func TestMemoryStoreDecidesAtTheCallersClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := memstore.New()
+		ctx := context.Background()
+		read := time.Now()
+		_ = s.Update(ctx, &store.Update{Blocks: []store.Block{{Key: "e", For: time.Second}}})
+		time.Sleep(400 * time.Millisecond)
+		a := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "e"}}, Now: read}
+		if d := admit(t, s, a); d.Reason != store.Blocked || d.Wait != time.Second {
+			t.Errorf("at the caller's clock: %+v, want blocked for 1s", d)
+		}
+		a.Now = time.Time{}
+		if d := admit(t, s, a); d.Reason != store.Blocked || d.Wait != 600*time.Millisecond {
+			t.Errorf("at the store's read: %+v, want blocked for 600ms", d)
+		}
+		own := memstore.New()
+		own.Now = func() time.Time { return read.Add(900 * time.Millisecond) }
+		_ = own.Update(ctx, &store.Update{Blocks: []store.Block{{Key: "e", For: time.Second}}})
+		a.Now = read
+		if d := admit(t, own, a); d.Reason != store.Blocked || d.Wait != time.Second {
+			t.Errorf("with a clock of its own: %+v, want blocked for 1s", d)
+		}
+	})
+}
+
+// A lease with a TTL still expires after leases without one were taken
+// and released around it: the count of expiring leases stays right.
+func TestLeaseWithATTLExpiresAmongOthers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := memstore.New()
+		ctx := context.Background()
+		plain := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "t", Limit: 2}}}
+		timed := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "t", Limit: 2}}, LeaseTTL: time.Second}
+		p := admit(t, s, plain)
+		admit(t, s, timed)
+		_ = s.Release(ctx, plain, p.Lease)
+		admit(t, s, plain)
+		if d := admit(t, s, plain); d.Reason != store.Busy {
+			t.Fatalf("third lease of two: %+v, want busy", d)
+		}
+		time.Sleep(time.Second)
+		if d := admit(t, s, plain); d.Reason != store.Admitted {
+			t.Errorf("after the timed lease expired: %+v, want admitted", d)
+		}
+	})
+}

@@ -115,6 +115,11 @@ type Admission struct {
 	// LeaseTTL bounds how long a lease is held if it is never released (a
 	// process that died mid-request). Zero means the store's default.
 	LeaseTTL time.Duration
+	// Now, when set, is the caller's reading of the wall clock a moment
+	// ago: a store on that clock (the memory store, unless given a clock
+	// of its own) decides at it rather than reading the clock again; a
+	// store on another clock (Redis's) ignores it. Zero means read it.
+	Now time.Time
 }
 
 // WaitReason says why a [Decision] did not admit a request.
