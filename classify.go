@@ -32,6 +32,10 @@ type request struct {
 	unitCost             float64 // what it is charged, when units
 	heldUnits            int64   // its share of Transport.unitsPending, in thousandths
 	inFlight             bool    // counted in Transport.inFlight and flights
+	// flying are the counts countInFlight added to, which dropInFlight
+	// takes back without looking their keys up again.
+	flying  [scope.MaxPerRequest + 1]*flight
+	nFlying int
 	fresh                bool    // no limit scope among its scopes
 	admittedAt           uint64  // Transport.admitted when its response was learned
 	idemKey              string  // an Idempotency-Key heed adds, or ""

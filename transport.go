@@ -470,7 +470,19 @@ func (t *Transport) countInFlight(r *request) {
 	r.inFlight = true
 	t.inFlight.Add(1)
 	t.admitted.Add(1)
-	t.flightCounts(r, (*counts).add)
+	t.flightMu.Lock()
+	r.nFlying = 0
+	for i := range r.adm.Scopes {
+		if countsFlight(r, i) && r.nFlying < len(r.flying)-1 {
+			r.flying[r.nFlying] = t.flights.add(r.adm.Scopes[i].Key)
+			r.nFlying++
+		}
+	}
+	if r.fresh {
+		r.flying[r.nFlying] = t.fresh.add(r.keys.Tenant)
+		r.nFlying++
+	}
+	t.flightMu.Unlock()
 }
 
 // uncount takes back a countInFlight for a request the store did not
@@ -490,21 +502,14 @@ func (t *Transport) dropInFlight(r *request) {
 	}
 	r.inFlight = false
 	t.inFlight.Add(-1)
-	t.flightCounts(r, (*counts).drop)
-}
-
-// flightCounts applies op (counts.add or counts.drop) to the per-scope
-// and per-tenant counts of r.
-func (t *Transport) flightCounts(r *request, op func(*counts, string)) {
 	t.flightMu.Lock()
-	for i := range r.adm.Scopes {
-		if countsFlight(r, i) {
-			op(&t.flights, r.adm.Scopes[i].Key)
-		}
+	for i := range r.nFlying {
+		r.flying[i].n-- // a count in flight is never swept: the pointer holds
+		r.flying[i] = nil
 	}
-	if r.fresh {
-		op(&t.fresh, r.keys.Tenant)
-	}
+	r.nFlying = 0
+	t.flights.sweep()
+	t.fresh.sweep()
 	t.flightMu.Unlock()
 }
 
@@ -530,7 +535,9 @@ type flight struct {
 	ever uint32
 }
 
-func (c *counts) add(key string) {
+// add counts one more request in flight against key, and returns its
+// count, for drop.
+func (c *counts) add(key string) *flight {
 	if c.m == nil {
 		c.m, c.sweepAt = make(map[string]*flight), maxFlightKeys
 	}
@@ -541,12 +548,18 @@ func (c *counts) add(key string) {
 	}
 	f.n++
 	f.ever++
+	return f
 }
 
 func (c *counts) drop(key string) {
 	if f := c.m[key]; f != nil {
 		f.n--
 	}
+	c.sweep()
+}
+
+// sweep deletes the zero counts once the map holds more than sweepAt keys.
+func (c *counts) sweep() {
 	if len(c.m) > c.sweepAt {
 		for k, f := range c.m {
 			if f.n <= 0 {
