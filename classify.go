@@ -34,11 +34,11 @@ type request struct {
 	inFlight             bool    // counted in Transport.inFlight and flights
 	// flying are the counts countInFlight added to, which dropInFlight
 	// takes back without looking their keys up again.
-	flying  [scope.MaxPerRequest + 1]*flight
-	nFlying int
-	fresh                bool    // no limit scope among its scopes
-	admittedAt           uint64  // Transport.admitted when its response was learned
-	idemKey              string  // an Idempotency-Key heed adds, or ""
+	flying     [scope.MaxPerRequest + 1]*flight
+	nFlying    int
+	fresh      bool   // no limit scope among its scopes
+	admittedAt uint64 // Transport.admitted when its response was learned
+	idemKey    string // an Idempotency-Key heed adds, or ""
 
 	start    time.Time   // when RoundTrip began: the one clock read before sending
 	respAt   time.Time   // when the last response came

@@ -428,16 +428,30 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						}
 					}
 				}
+				// Every reset of a window no header gives a length is
+				// recorded, spread or not, to tell a window of seconds from
+				// an hourly quota near its end.
+				near := !short && !l.Has(header.HasWindow) && l.Has(header.HasQuota) && m.nearWindow(key, resetIn)
 				if !short && spreadNeeded(l) {
 					// What is left, spread over the rest of the window, is
 					// exactly what can be spent: it slows smoothly as the
 					// quota runs low. A sliver is kept so that the window
-					// never ends at r=0.
+					// never ends at r=0, unless it is a window no header
+					// gives a length whose every reset seen was near (no
+					// further than steadyMaxWindow: a window of seconds,
+					// not an hourly quota near its end): spent to nothing,
+					// it is back soon.
 					left := l.Remaining
-					if l.Has(header.HasQuota) {
+					if l.Has(header.HasQuota) && !near {
 						left -= max(2, QuotaReserve*l.Quota)
 					}
 					over := resetIn
+					if wholeSecond := AbsoluteReset(l.Dialect) && !l.Has(header.ResetIsDelay) && l.Reset.Nanosecond() == 0; wholeSecond && resetIn > time.Second {
+						// An instant in whole seconds is rounded too (up, by
+						// express-rate-limit and many others): the reset is
+						// on average half a second sooner.
+						over -= time.Second / 2
+					}
 					if rounded {
 						// A delay in whole seconds is rounded up: the reset
 						// is on average half a second sooner. Spreading over
@@ -447,8 +461,9 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					}
 					// At least one request over what is left of the window:
 					// no pacing wait outlasts the reset, after which the
-					// quota is whole again.
-					rate, burst, ttl = max(min(max(left, 0.5)/over.Seconds(), steady), 1/over.Seconds()), 1, resetIn
+					// quota is whole again. The pace lasts as long: held to
+					// a reset rounded up, it would slow the next window.
+					rate, burst, ttl = max(min(max(left, 0.5)/over.Seconds(), steady), 1/over.Seconds()), 1, over
 				}
 			}
 		} else if l.Has(header.HasRemaining) && l.Exhausted() {
@@ -524,14 +539,7 @@ func (m *Memory) inferWindow(key string, l *header.Limit, now time.Time) (time.D
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w, ok := m.windows[key]
-	if !ok || in > w {
-		if !ok {
-			reset(&m.windows)
-		}
-		m.windows[key], w = in, in
-	}
-	return w, true
+	return longestReset(&m.windows, key, in), true
 }
 
 // spendable reports whether what a short window's limit says is left may

@@ -61,10 +61,10 @@ func TestPlan(t *testing.T) {
 			status: 200,
 			// 1,000 of 5,000 left for 1,000 s: 975 (less the 0.5% reserve) over
 			// 999.5 s (a reset in whole seconds is half a second sooner on
-			// average, for a relative reset).
+			// average, for a relative reset; the pace lasts as long).
 			limits: []header.Limit{limit("", qwrr, 5000, 1000, time.Hour, 1000*time.Second)},
 			want: Plan{Advertised: true, Update: store.Update{Rates: []store.RateUpdate{
-				{Key: "https://api.test GET /v1/items/{id}", Rate: 975 / 999.5, Burst: 1, TTL: 1000 * time.Second},
+				{Key: "https://api.test GET /v1/items/{id}", Rate: 975 / 999.5, Burst: 1, TTL: 999500 * time.Millisecond},
 			}}},
 		},
 		{
@@ -1012,5 +1012,37 @@ func TestPlanMarksAWindowsTurn(t *testing.T) {
 				t.Errorf("blocks %+v, want one with Turn %v", p.Blocks, tc.want)
 			}
 		})
+	}
+}
+
+// A window no header gives a length (X-RateLimit-* with an epoch reset)
+// whose every reset seen was near is spread to nothing, over a reset in
+// whole seconds taken half a second sooner, and the pace lasts as long:
+// spent, such a window is back in a second. One that was ever an hour
+// away (an hourly quota near its end) keeps its sliver.
+func TestPlanSpreadsANearWindowToNothing(t *testing.T) {
+	plan := func(m *Memory, remaining float64, resetIn time.Duration) store.RateUpdate {
+		l := limit("", header.HasQuota|rr, 10, remaining, 0, resetIn)
+		l.Dialect = header.XRateLimit
+		var p Plan
+		m.Plan(Config{Skew: 200 * time.Millisecond}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+		if len(p.Update.Rates) != 1 {
+			return store.RateUpdate{}
+		}
+		return p.Update.Rates[0]
+	}
+	var near Memory
+	// 4 left, the reset 2s away on the server's clock: 2.2s with the skew,
+	// 1.7s taken for a reset rounded to the second.
+	if ru := plan(&near, 4, 2*time.Second); math.Abs(ru.Rate-4/1.7) > 1e-9 || ru.TTL != 1700*time.Millisecond {
+		t.Errorf("near window: rate %v ttl %v, want %v over 1.7s", ru.Rate, ru.TTL, 4/1.7)
+	}
+	var hourly Memory
+	if ru := plan(&hourly, 9, time.Hour); ru.Rate != 0 {
+		t.Errorf("a fresh hourly quota was paced at %v", ru.Rate)
+	}
+	// The same count near the end of a window seen an hour long: 2 kept.
+	if ru := plan(&hourly, 4, 2*time.Second); math.Abs(ru.Rate-2/1.7) > 1e-9 {
+		t.Errorf("hourly window near its end: rate %v, want %v", ru.Rate, 2/1.7)
 	}
 }

@@ -69,6 +69,7 @@ type Memory struct {
 	phases   map[string]*phase
 	counts   map[string]countMemo
 	windows  map[string]time.Duration // inferred short windows (inferWindow)
+	resets   map[string]time.Duration // the longest reset seen of a spread window (nearWindow)
 }
 
 // countMemo is the count of what is left of a scope last told to the store:
@@ -338,6 +339,28 @@ func (m *Memory) acceptedRateLocked(endpoint string, now time.Time) float64 {
 		return float64(mt.n) / mt.active.Seconds()
 	}
 	return 0
+}
+
+// nearWindow records a reset of a window no header gives a length, and
+// reports whether every reset seen of it lay within steadyMaxWindow: a
+// window of seconds, not an hourly quota near its end.
+func (m *Memory) nearWindow(key string, resetIn time.Duration) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return longestReset(&m.resets, key, resetIn) <= steadyMaxWindow
+}
+
+// longestReset records a reset of key's window in mp, and returns the
+// longest recorded; m.mu is held.
+func longestReset(mp *map[string]time.Duration, key string, in time.Duration) time.Duration {
+	longest, ok := (*mp)[key]
+	if !ok || in > longest {
+		if !ok {
+			reset(mp)
+		}
+		(*mp)[key], longest = in, in
+	}
+	return longest
 }
 
 // unchanged reports whether setting ru at now would only repeat, within
