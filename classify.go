@@ -3,6 +3,7 @@ package heed
 import (
 	"context"
 	"crypto/rand"
+	"hash/maphash"
 	"net/http"
 	"slices"
 	"strings"
@@ -234,6 +235,23 @@ func (t *Transport) endpointKey(req *http.Request, account string) (string, int)
 	if account == "" {
 		account = p.AccountOf(req)
 	}
+	if account != "" {
+		// Keys of a credential's tenant are not cached: the cache would
+		// have to hold the credential to tell them apart.
+		return t.writeEndpointKey(req, account)
+	}
+	version := t.paths.Version()
+	if key, nt, ok := t.keys.get(req, version); ok {
+		return key, nt
+	}
+	key, nt := t.writeEndpointKey(req, "")
+	t.keys.put(req, version, key, nt)
+	return key, nt
+}
+
+// writeEndpointKey builds endpointKey's answer.
+func (t *Transport) writeEndpointKey(req *http.Request, account string) (string, int) {
+	p := t.Profile
 	var b strings.Builder
 	b.Grow(len(req.URL.Scheme) + 3 + len(req.URL.Host) + 1 + scope.AccountLen + 1 + len(req.Method) + 1 + len(req.URL.Path) + 8)
 	b.WriteString(req.URL.Scheme)
@@ -310,4 +328,54 @@ func isIdempotent(req *http.Request) bool {
 		return true
 	}
 	return req.Header.Get("Idempotency-Key") != "" || req.Header.Get("X-Idempotency-Key") != ""
+}
+
+// keyCache holds the endpoint keys of recent paths of requests with no
+// credential's tenant, so that a path seen before costs one lookup rather
+// than a template written again: by a hash of the path (a path may carry
+// a token, which is never kept), with the request's method, scheme and
+// host, and the version of the learned id positions the key was written
+// at. The hash's seed is the process's own, so no one can choose paths
+// that collide. At most maxCachedKeys are held; a full cache is emptied.
+type keyCache struct {
+	mu   sync.RWMutex
+	m    map[uint64]*cachedKey
+	seed maphash.Seed
+	once sync.Once
+}
+
+type cachedKey struct {
+	method, scheme, host string
+	version              uint64
+	key                  string
+	nt                   int
+}
+
+const maxCachedKeys = 4096
+
+func (c *keyCache) hash(path string) uint64 {
+	c.once.Do(func() { c.seed = maphash.MakeSeed() })
+	return maphash.String(c.seed, path)
+}
+
+func (c *keyCache) get(req *http.Request, version uint64) (string, int, bool) {
+	h := c.hash(req.URL.Path)
+	c.mu.RLock()
+	e := c.m[h]
+	c.mu.RUnlock()
+	if e == nil || e.version != version || e.method != req.Method || e.scheme != req.URL.Scheme || e.host != req.URL.Host {
+		return "", 0, false
+	}
+	return e.key, e.nt, true
+}
+
+func (c *keyCache) put(req *http.Request, version uint64, key string, nt int) {
+	e := &cachedKey{method: req.Method, scheme: req.URL.Scheme, host: req.URL.Host, version: version, key: key, nt: nt}
+	h := c.hash(req.URL.Path)
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedKeys {
+		c.m = make(map[uint64]*cachedKey)
+	}
+	c.m[h] = e
+	c.mu.Unlock()
 }

@@ -3,6 +3,7 @@ package learn
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // idValues is how many distinct values of one or two digits one path
@@ -16,7 +17,16 @@ const idValues = 3
 type Paths struct {
 	mu sync.RWMutex
 	m  map[string]*position
+	// version counts the positions taken for ids, and the clears: a
+	// template made before it last moved may be out of date.
+	version atomic.Uint64
 }
+
+// Version is a number that changes whenever a position is taken for ids
+// or what was learned is forgotten: a template written while it held the
+// same value is still the one IDs would give, for a path whose segments
+// were all seen before.
+func (ps *Paths) Version() uint64 { return ps.version.Load() }
 
 type position struct {
 	vals [idValues - 1]string
@@ -50,6 +60,7 @@ func (ps *Paths) IDs(prefix, seg string) bool {
 	if pos == nil {
 		if ps.m == nil || len(ps.m) >= MaxEntries {
 			ps.m = make(map[string]*position)
+			ps.version.Add(1)
 		}
 		pos = &position{}
 		ps.m[strings.Clone(prefix)] = pos
@@ -64,6 +75,7 @@ func (ps *Paths) IDs(prefix, seg string) bool {
 	}
 	if pos.n == len(pos.vals) {
 		pos.id = true
+		ps.version.Add(1)
 		return true
 	}
 	pos.vals[pos.n] = strings.Clone(seg)

@@ -1,0 +1,46 @@
+package heed
+
+import (
+	"net/http"
+	"testing"
+)
+
+// The endpoint key cache answers a path seen before with the key it had,
+// and never an out-of-date one: a position taken for ids since moves the
+// paths' version, a path on another host or with another method is
+// another key, and a credential's tenant is never cached.
+func TestEndpointKeysCacheStaysRight(t *testing.T) {
+	tr := &Transport{}
+	tr.init()
+	key := func(method, url string) string {
+		req, _ := http.NewRequest(method, url, nil)
+		k, _ := tr.endpointKey(req, "")
+		return k
+	}
+	if got, want := key("GET", "https://api.test/items/1"), "https://api.test GET /items/1"; got != want {
+		t.Fatalf("first key %q, want %q", got, want)
+	}
+	key("GET", "https://api.test/items/2")
+	key("GET", "https://api.test/items/3") // the third value: an id position
+	if got, want := key("GET", "https://api.test/items/1"), "https://api.test GET /items/{id}"; got != want {
+		t.Errorf("after the position was taken for ids: %q, want %q", got, want)
+	}
+	if got, want := key("POST", "https://api.test/items/1"), "https://api.test POST /items/1"; got != want { // ids are learned per method
+		t.Errorf("another method: %q, want %q", got, want)
+	}
+	if got, want := key("GET", "https://other.test/items/1"), "https://other.test GET /items/{id}"; got != want {
+		t.Errorf("another host: %q, want %q", got, want)
+	}
+	n := len(tr.keys.m)
+	req, _ := http.NewRequest("GET", "https://api.test/tenant/path", nil)
+	if k, _ := tr.endpointKey(req, "some-credential"); len(tr.keys.m) != n || k == "" {
+		t.Errorf("a credential's tenant's key %q was cached (%d entries, %d before)", k, len(tr.keys.m), n)
+	}
+	for i := range 2 * maxCachedKeys {
+		req, _ := http.NewRequest("GET", "https://api.test/p"+string(rune('a'+i%26))+"/"+string(rune('a'+i/26%26))+"/"+string(rune('a'+i/676)), nil)
+		tr.endpointKey(req, "")
+	}
+	if len(tr.keys.m) > maxCachedKeys {
+		t.Errorf("%d keys cached, want at most %d", len(tr.keys.m), maxCachedKeys)
+	}
+}
