@@ -22,7 +22,11 @@
 //     reset in the range of epoch seconds is read as one. Jira's
 //     Beta-RateLimit fields are read as informational.
 //   - X-RateLimit-* and X-Rate-Limit-*: GitHub, X, Okta, Reddit, Jira,
-//     Discord, Zoom, Linear, GitLab (RateLimit-* with an epoch reset).
+//     Discord, Zoom, Linear, GitLab (RateLimit-* with an epoch reset), and
+//     Kong's gateway plugins, one pair of fields per period
+//     (X-RateLimit-Limit-Minute, X-RateLimit-Remaining-Minute; a
+//     response-ratelimiting limit's name before the period), whose nearest
+//     limit's reset Kong 3 sends in the draft's RateLimit-Reset.
 //   - OpenAI's x-ratelimit-*-{requests,tokens} and Anthropic's
 //     anthropic-ratelimit-*.
 //   - Shopify, HubSpot, Zendesk, Salesforce and Stripe's own fields, and the

@@ -92,6 +92,9 @@ func ParseInto(o *Observation, status int, h http.Header, body []byte, now time.
 	if p.nzendesk > 0 {
 		p.zendesk()
 	}
+	if p.nkong > 0 {
+		p.kong()
+	}
 	if p.has(famSalesforce) {
 		p.salesforce()
 	}
@@ -148,6 +151,9 @@ const (
 	keyRateLimitPartition  = "Ratelimit-Partition"
 	prefixZendesk          = "Zendesk-Ratelimit-"
 	maxZendesk             = 8
+	prefixKongLimit        = "X-Ratelimit-Limit-"
+	prefixKongRemaining    = "X-Ratelimit-Remaining-"
+	maxKong                = 8
 	prefixUnified          = "Anthropic-Ratelimit-Unified-"
 	maxUnified             = 16
 )
@@ -164,6 +170,10 @@ type parser struct {
 
 	zendeskKeys [maxZendesk]string
 	nzendesk    int
+	kongKeys    [maxKong]string // X-RateLimit-Limit-<Period>
+	nkong       int
+	kongRemKeys [maxKong]string // X-RateLimit-Remaining-<Period>
+	nkongRem    int
 	unifiedKeys [maxUnified]string
 	nunified    int
 
@@ -220,6 +230,18 @@ func (p *parser) scan() {
 			case strings.HasPrefix(k, "X-Ratelimit-"):
 				p.fams |= famX
 				switch rest := k[len("X-Ratelimit-"):]; {
+				case strings.HasPrefix(rest, "Limit-") && kongKey(rest[len("Limit-"):]):
+					// Kong's X-RateLimit-Limit-Minute (and -Remaining-): one
+					// limit per period, read from its Limit field.
+					if p.nkong < maxKong {
+						p.kongKeys[p.nkong] = k
+						p.nkong++
+					}
+				case strings.HasPrefix(rest, "Remaining-") && kongKey(rest[len("Remaining-"):]):
+					if p.nkongRem < maxKong {
+						p.kongRemKeys[p.nkongRem] = k
+						p.nkongRem++
+					}
 				case strings.HasPrefix(rest, "Limit-"), strings.HasPrefix(rest, "Remaining-"),
 					strings.HasPrefix(rest, "Reset-") && rest != "Reset-After":
 					p.fams |= famOpenAI
@@ -327,9 +349,11 @@ func quote(v string) string {
 // dedupe merges the limits that two spellings of one field family
 // describe: Zendesk sends X-Rate-Limit: 700 and RateLimit-Limit: 700 for
 // the same limit, Jira X-RateLimit-Limit: 100 beside its named
-// "jira-burst-based";q=100 policy. An unnamed limit of another dialect with
-// the same unit, quota and remaining count, and no other reset, is the same
-// limit; a named limit is never merged with another named one.
+// "jira-burst-based";q=100 policy, Kong RateLimit-Limit: 5 with
+// RateLimit-Reset: 1 beside X-RateLimit-Limit-Second: 5. An unnamed limit
+// of another dialect with the same unit, quota and remaining count, and no
+// other reset, is the same limit, and goes into the named one, whichever
+// came first; a named limit is never merged with another named one.
 func (p *parser) dedupe() {
 	ls := p.o.Limits
 	for i := 0; i < len(ls); i++ {
@@ -339,29 +363,45 @@ func (p *parser) dedupe() {
 		}
 		for j := i + 1; j < len(ls); j++ {
 			b := &ls[j]
-			if b.Name != "" || b.Informational || b.Dialect == a.Dialect || b.Unit != a.Unit ||
-				!b.Has(HasQuota|HasRemaining) || b.Quota != a.Quota || b.Remaining != a.Remaining ||
-				b.Scope != "" && a.Scope != "" && b.Scope != a.Scope || !sameReset(a, b) ||
-				a.Name != "" && b.Has(HasWindow) && a.Has(HasWindow) && a.Window != b.Window {
+			keep, drop := i, j
+			switch {
+			case b.Name == "" && oneLimit(a, b):
+			case a.Name == "" && b.Name != "" && oneLimit(b, a):
+				keep, drop = j, i
+			default:
 				continue
 			}
-			if !a.Has(HasWindow) && b.Has(HasWindow) {
-				a.Window, a.Known = b.Window, a.Known|HasWindow
+			k, d := &ls[keep], &ls[drop]
+			if !k.Has(HasWindow) && d.Has(HasWindow) {
+				k.Window, k.Known = d.Window, k.Known|HasWindow
 			}
-			if !a.Has(HasReset) && b.Has(HasReset) {
-				a.Reset, a.Known = b.Reset, a.Known|HasReset
-				p.resetFrom[i] = p.resetFrom[j]
+			if !k.Has(HasReset) && d.Has(HasReset) {
+				k.Reset, k.Known = d.Reset, k.Known|HasReset
+				p.resetFrom[keep] = p.resetFrom[drop]
 			}
-			if a.Scope == "" {
-				a.Scope = b.Scope
+			if k.Scope == "" {
+				k.Scope = d.Scope
 			}
-			copy(ls[j:], ls[j+1:])
-			copy(p.resetFrom[j:], p.resetFrom[j+1:len(ls)])
+			copy(ls[drop:], ls[drop+1:])
+			copy(p.resetFrom[drop:], p.resetFrom[drop+1:len(ls)])
 			ls = ls[:len(ls)-1]
+			if drop == i {
+				i-- // a is gone: look at what took its place
+				break
+			}
 			j--
 		}
 	}
 	p.o.Limits = ls
+}
+
+// oneLimit reports whether the unnamed limit b describes the same limit as
+// a, in another dialect.
+func oneLimit(a, b *Limit) bool {
+	return !b.Informational && b.Dialect != a.Dialect && b.Unit == a.Unit &&
+		b.Has(HasQuota|HasRemaining) && b.Quota == a.Quota && b.Remaining == a.Remaining &&
+		(b.Scope == "" || a.Scope == "" || b.Scope == a.Scope) && sameReset(a, b) &&
+		!(a.Name != "" && b.Has(HasWindow) && a.Has(HasWindow) && a.Window != b.Window)
 }
 
 // sameReset reports whether a and b could be one limit by their resets:

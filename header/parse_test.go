@@ -472,6 +472,36 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// Kong's rate-limiting plugin (docs.konghq.com/hub/kong-inc/rate-limiting):
+		// one pair of fields per period it counts; Kong 3 adds the IETF
+		// draft's fields for the nearest limit, whose reset goes to it.
+		name:   "kong rate-limiting, two periods and the draft's fields",
+		status: 200,
+		header: []string{"X-RateLimit-Limit-Second: 5", "X-RateLimit-Remaining-Second: 4", "X-RateLimit-Limit-Minute: 100", "X-RateLimit-Remaining-Minute: 99",
+			"RateLimit-Limit: 5", "RateLimit-Remaining: 4", "RateLimit-Reset: 1"},
+		limits: []string{
+			"minute requests - q=100 r=99 w=1m0s reset=? x-ratelimit",
+			"second requests - q=5 r=4 w=1s reset=+1s x-ratelimit",
+		},
+	},
+	{
+		// Kong 2's fields, lowercase as Kong writes them.
+		name:   "kong rate-limiting, one period",
+		status: 200,
+		header: []string{"x-ratelimit-limit-hour: 1000", "x-ratelimit-remaining-hour: 998"},
+		limits: []string{"hour requests - q=1000 r=998 w=1h0m0s reset=? x-ratelimit"},
+	},
+	{
+		// Kong's response-ratelimiting plugin's documented example.
+		name:   "kong response-ratelimiting",
+		status: 200,
+		header: []string{"X-RateLimit-Limit-Videos-Second: 5", "X-RateLimit-Remaining-Videos-Second: 5", "X-RateLimit-Limit-Videos-Minute: 10", "X-RateLimit-Remaining-Videos-Minute: 9"},
+		limits: []string{
+			"videos-minute requests - q=10 r=9 w=1m0s reset=? x-ratelimit",
+			"videos-second requests - q=5 r=5 w=1s reset=? x-ratelimit",
+		},
+	},
+	{
 		name:   "salesforce per-app usage",
 		status: 200,
 		header: []string{"Sforce-Limit-Info: api-usage=25/5000; per-app-api-usage=17/250(appName=sample-connected-app)"},
@@ -628,6 +658,7 @@ func TestCanonicalKeys(t *testing.T) {
 		keyRateLimitReason, keyRateLimitLimit, keyRateLimitRemaining, keyRateLimitReset,
 		keyRateLimitResetTime, keyRateLimitName, keyShopify, keySalesforce, keyStripeReason,
 		keyRetryAfterMs, keyMsRetryAfterMs, keyRateLimitPartition, prefixZendesk, prefixUnified + "X",
+		prefixKongLimit + "X", prefixKongRemaining + "X",
 	} {
 		if c := http.CanonicalHeaderKey(k); c != k {
 			t.Errorf("CanonicalHeaderKey(%q) = %q, want it unchanged", k, c)

@@ -164,3 +164,72 @@ func (p *parser) stripe() {
 		p.o.Reason = v
 	}
 }
+
+// kongPeriods are the windows of Kong's rate-limiting plugins, by the
+// suffix their fields end in (X-RateLimit-Limit-Minute: 100), and the
+// names heed gives those limits. A month and a year are taken at their
+// shortest.
+var kongPeriods = [...]struct {
+	suffix, name string
+	window       time.Duration
+}{
+	{"Second", "second", time.Second},
+	{"Minute", "minute", time.Minute},
+	{"Hour", "hour", time.Hour},
+	{"Day", "day", 24 * time.Hour},
+	{"Month", "month", 28 * 24 * time.Hour},
+	{"Year", "year", 365 * 24 * time.Hour},
+}
+
+// kongPeriod returns the period a Kong field's suffix ends in (after
+// X-RateLimit-Limit- or -Remaining-: "Minute", or "Videos-Minute" for a
+// response-ratelimiting limit called videos), and the name before it.
+func kongPeriod(suffix string) (name string, i int, ok bool) {
+	for i := range kongPeriods {
+		per := kongPeriods[i].suffix
+		switch {
+		case suffix == per:
+			return "", i, true
+		case len(suffix) > len(per)+1 && strings.HasSuffix(suffix, per) && suffix[len(suffix)-len(per)-1] == '-':
+			return suffix[:len(suffix)-len(per)-1], i, true
+		}
+	}
+	return "", 0, false
+}
+
+// kongKey reports whether a field's suffix names a Kong period.
+func kongKey(suffix string) bool {
+	_, _, ok := kongPeriod(suffix)
+	return ok
+}
+
+// kong reads Kong's rate-limiting and response-ratelimiting plugins'
+// fields: X-RateLimit-Limit-Minute: 100 with X-RateLimit-Remaining-Minute:
+// 99, one limit per period the plugin counts (second to year), named by
+// the period ("minute"), or by the plugin's limit and the period
+// ("videos-minute"). They state no reset: a 429 from Kong carries
+// Retry-After.
+func (p *parser) kong() {
+	keys := p.kongKeys[:p.nkong]
+	for i := 1; i < len(keys); i++ { // insertion sort: map order is random
+		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
+			keys[j], keys[j-1] = keys[j-1], keys[j]
+		}
+	}
+	for _, key := range keys {
+		suffix := key[len(prefixKongLimit):]
+		name, i, _ := kongPeriod(suffix)
+		per := &kongPeriods[i]
+		lim := Limit{Name: per.name, Window: per.window, Known: HasWindow, Dialect: XRateLimit}
+		if name != "" {
+			lim.Name = strings.ToLower(name) + "-" + per.name
+		}
+		rk := ""
+		for _, k := range p.kongRemKeys[:p.nkongRem] {
+			if k[len(prefixKongRemaining):] == suffix {
+				rk = k
+			}
+		}
+		p.simple(lim, &fields{key, key, rk, rk, "", ""})
+	}
+}
