@@ -29,7 +29,8 @@
 //     limit's reset Kong 3 sends in the draft's RateLimit-Reset.
 //   - OpenAI's x-ratelimit-*-{requests,tokens} and Anthropic's
 //     anthropic-ratelimit-*.
-//   - Shopify, HubSpot, Zendesk, Salesforce and Stripe's own fields, and the
+//   - Shopify, HubSpot, Zendesk, Salesforce, Stripe and Fastly's own fields,
+//     Bucket4j's X-Rate-Limit-Retry-After-Seconds on a 429, and the
 //     limits some providers put in the body (Discord's retry_after, Shopify's
 //     GraphQL cost, GitHub's GraphQL rateLimit, throttled GraphQL errors,
 //     GitHub's secondary limit, the IETF draft's problem types).

@@ -101,6 +101,9 @@ func ParseInto(o *Observation, status int, h http.Header, body []byte, now time.
 	if p.has(famStripe) {
 		p.stripe()
 	}
+	if p.has(famFastly) {
+		p.fastly()
+	}
 	p.body(body)
 	p.providerWindows()
 	p.dedupe()
@@ -128,6 +131,7 @@ const (
 	famOpenAI            // x-ratelimit-{limit,remaining,reset}-*
 	famOpenAIUsage       // x-ratelimit-*_usage_based
 	famLinear            // X-RateLimit-{Requests,Complexity,Endpoint}-*
+	famFastly            // Fastly-RateLimit-*
 )
 
 // Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
@@ -146,8 +150,9 @@ const (
 	keyShopify             = "X-Shopify-Shop-Api-Call-Limit"
 	keySalesforce          = "Sforce-Limit-Info"
 	keyStripeReason        = "Stripe-Rate-Limited-Reason"
-	keyRetryAfterMs        = "Retry-After-Ms"      // OpenAI, Azure OpenAI
-	keyMsRetryAfterMs      = "X-Ms-Retry-After-Ms" // Azure
+	keyRetryAfterMs        = "Retry-After-Ms"                   // OpenAI, Azure OpenAI
+	keyMsRetryAfterMs      = "X-Ms-Retry-After-Ms"              // Azure
+	keyRetryAfterSeconds   = "X-Rate-Limit-Retry-After-Seconds" // Bucket4j
 	keyRateLimitPartition  = "Ratelimit-Partition"
 	prefixZendesk          = "Zendesk-Ratelimit-"
 	maxZendesk             = 8
@@ -288,6 +293,10 @@ func (p *parser) scan() {
 					p.zendeskKeys[p.nzendesk] = k
 					p.nzendesk++
 				}
+			}
+		case 'F':
+			if strings.HasPrefix(k, "Fastly-Ratelimit-") {
+				p.fams |= famFastly
 			}
 		case 'S':
 			switch k {
@@ -438,6 +447,17 @@ func (p *parser) finish() {
 			w.set(d, "Retry-After")
 		} else {
 			p.warnf("Retry-After: %s is neither a delay nor a date; ignored", quote(vs[0]))
+		}
+	}
+	if p.has(famXRate) {
+		// Bucket4j's Spring Boot starter says how long to wait in its own
+		// field, on the 429 alone.
+		if v, ok := p.get(keyRetryAfterSeconds); ok {
+			if n, ok := number(v); ok && n >= 0 {
+				w.set(seconds(n), "x-rate-limit-retry-after-seconds")
+			} else {
+				p.warnf("X-Rate-Limit-Retry-After-Seconds: %s is not a delay in seconds; ignored", quote(v))
+			}
 		}
 	}
 	if p.hasBodyRetry {

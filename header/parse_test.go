@@ -159,6 +159,24 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// The Fastly API's documented example.
+		name:   "fastly",
+		status: 200,
+		header: []string{"Fastly-RateLimit-Remaining: 999", "Fastly-RateLimit-Reset: 1452032384"},
+		at:     time.Unix(1452032384-1800, 0).UTC(),
+		limits: []string{"- requests - q=? r=999 w=1h0m0s reset=+30m0s x-ratelimit"},
+	},
+	{
+		// Bucket4j's Spring Boot starter: the wait in its own field, on the
+		// 429 alone, and what is left on every response.
+		name:     "bucket4j 429",
+		status:   429,
+		header:   []string{"X-Rate-Limit-Retry-After-Seconds: 7", "X-Rate-Limit-Remaining: 0"},
+		throttle: true,
+		wait:     "7s x-rate-limit-retry-after-seconds",
+		limits:   []string{"- requests - q=? r=0 w=? reset=? x-ratelimit"},
+	},
+	{
 		name:     "jira burst 429",
 		status:   429,
 		header:   []string{"Retry-After: 1", "RateLimit-Reason: jira-burst-based", `RateLimit-Policy: "jira-burst-based";q=100;w=1`, `RateLimit: "jira-burst-based";r=0;t=1`},
@@ -658,7 +676,7 @@ func TestCanonicalKeys(t *testing.T) {
 		keyRateLimitReason, keyRateLimitLimit, keyRateLimitRemaining, keyRateLimitReset,
 		keyRateLimitResetTime, keyRateLimitName, keyShopify, keySalesforce, keyStripeReason,
 		keyRetryAfterMs, keyMsRetryAfterMs, keyRateLimitPartition, prefixZendesk, prefixUnified + "X",
-		prefixKongLimit + "X", prefixKongRemaining + "X",
+		prefixKongLimit + "X", prefixKongRemaining + "X", keyRetryAfterSeconds,
 	} {
 		if c := http.CanonicalHeaderKey(k); c != k {
 			t.Errorf("CanonicalHeaderKey(%q) = %q, want it unchanged", k, c)

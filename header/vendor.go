@@ -233,3 +233,15 @@ func (p *parser) kong() {
 		p.simple(lim, &fields{key, key, rk, rk, "", ""})
 	}
 }
+
+// fastly reads the Fastly API's Fastly-RateLimit-Remaining and
+// Fastly-RateLimit-Reset (epoch seconds): its limit on writes, documented
+// as per hour (https://docs.fastly.com/api/, "Rate limiting"), whose quota
+// the fields leave out.
+func (p *parser) fastly() {
+	p.simple(Limit{Window: time.Hour, Known: HasWindow, Dialect: XRateLimit}, &fields{
+		"", "",
+		"Fastly-Ratelimit-Remaining", "Fastly-RateLimit-Remaining",
+		"Fastly-Ratelimit-Reset", "Fastly-RateLimit-Reset",
+	})
+}
