@@ -204,7 +204,7 @@ type Transport struct {
 	// charged in tokens or points, in thousandths of a unit.
 	unitsPending atomic.Int64
 	paths        learn.Paths
-	keys         keyCache // endpoint keys of recent paths
+	keys         keyCache                      // endpoint keys of recent paths
 	ids          func(prefix, seg string) bool // paths.IDs, bound once
 	rnd          func() float64                // float64n, bound once
 	fifo         fifo
