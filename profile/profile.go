@@ -36,7 +36,9 @@ type Profile struct {
 	Account func(*http.Request) string
 	// Endpoint returns a request's endpoint template, such as
 	// "GET /rest/api/3/issue/{id}". Nil means Templates, then [EndpointKey]
-	// with ids learned.
+	// with ids learned. It must give one method and path one template,
+	// always (as TrimPath must give one path one result): a Transport
+	// keeps the templates of recent paths.
 	Endpoint func(method, path string) string
 	// Templates are path templates the provider documents, such as
 	// "/repos/{owner}/{repo}/issues/{n}": a path that fits one, segment by
