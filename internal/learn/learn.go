@@ -334,7 +334,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 	first := len(u.Rates)
 	for i := range obs.Limits {
 		l := &obs.Limits[i]
-		key, sub := m.limitScope(r, l, now)
+		key, sub := m.limitScope(r, l, in.SentAt, now)
 		if w, ok := m.inferWindow(key, l, now); ok && spendable(r, l) {
 			lw := *l
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
@@ -646,7 +646,7 @@ func mergeRate(u *store.Update, from int, ru store.RateUpdate) {
 //     tenant.
 //
 // An endpoint joins only the limit scopes it has reported itself.
-func (m *Memory) limitScope(r *Request, l *header.Limit, now time.Time) (key string, sub SubScope) {
+func (m *Memory) limitScope(r *Request, l *header.Limit, sentAt, now time.Time) (key string, sub SubScope) {
 	units := units(l)
 	switch l.Scope {
 	case header.ScopeGlobal, header.ScopeTenant, header.ScopeEndpoint, header.ScopeKey:
@@ -668,7 +668,7 @@ func (m *Memory) limitScope(r *Request, l *header.Limit, now time.Time) (key str
 		return r.ScopeKey(r.UnknownScope), SubScope{}
 	}
 	key = scope.EndpointLimit(r.Endpoint, name)
-	if l.Has(header.HasRemaining|header.HasReset) && m.sharedName(r.Tenant, name, r.Endpoint, l, now) {
+	if l.Has(header.HasRemaining|header.HasReset) && m.sharedName(r.Tenant, name, r.Endpoint, l, sentAt, now) {
 		key = scope.Limit(r.Tenant, name)
 	}
 	return key, SubScope{Key: key, Name: name}

@@ -428,6 +428,35 @@ func TestPlanSharedCounterAcrossTurns(t *testing.T) {
 	})
 }
 
+// Two counters that share a name, bursting together as a program starts,
+// go down across each other: each count of a request sent before the
+// other's answer came is half a vote, so two of them do not make one
+// counter, where two counts of requests sent after do.
+func TestPlanConcurrentCountsAreHalfAVote(t *testing.T) {
+	a, b := request(), request()
+	b.Endpoint = "https://api.test GET /v1/users/{id}"
+	report := func(m *Memory, r *Request, remaining float64, sentMs, atMs int) string {
+		l := limit("10-in-1sec", qwrr, 10, remaining, time.Second, 0)
+		l.Reset = t0.Add(time.Second) // one window for all
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200,
+			SentAt: t0.Add(time.Duration(sentMs) * time.Millisecond), Now: t0.Add(time.Duration(atMs) * time.Millisecond)}, &p)
+		return m.SubScopes(r.Endpoint)[0].Key
+	}
+	var together Memory
+	report(&together, a, 8, 0, 20)
+	report(&together, b, 7, 0, 20) // sent with a's: half a vote
+	if key := report(&together, a, 6, 0, 20); key != a.Endpoint+" limit:10-in-1sec" {
+		t.Errorf("after two counts of requests sent together: %q, want the endpoint's own", key)
+	}
+	var apart Memory
+	report(&apart, a, 8, 0, 20)
+	report(&apart, b, 7, 30, 50)
+	if key := report(&apart, a, 6, 60, 80); key != "https://api.test limit:10-in-1sec" {
+		t.Errorf("after two counts of requests sent after the other's answer: %q, want the tenant's", key)
+	}
+}
+
 // A long window is spread only once what is left runs low: a short job on
 // a fresh hourly quota is not slowed.
 func TestPlanSpreadsOnlyWhenNeeded(t *testing.T) {

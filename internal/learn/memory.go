@@ -101,6 +101,7 @@ type nameState struct {
 	remaining float64
 	reset     time.Time
 	turnAt    time.Time // when a count going up was last taken for a turn
+	at        time.Time // when the report came
 	votes     int
 	shared    bool
 }
@@ -186,7 +187,8 @@ func (m *Memory) addSub(endpoint string, s SubScope) {
 // sharedName records a report of a tenant's limit called name by an
 // endpoint (l, answered at now), and reports whether the evidence shows
 // that the endpoints reporting it share one counter: across endpoints,
-// remaining has gone down sharedVotes times in a row. A count that does
+// remaining has gone down sharedVotes times in a row (each count of a
+// request sent before the other report came back is half a vote). A count that does
 // not go down across endpoints within a window proves separate counters
 // and drops the hypothesis, unless it may be the window turning: the
 // earlier report's reset has come and the count came back near the quota,
@@ -194,7 +196,7 @@ func (m *Memory) addSub(endpoint string, s SubScope) {
 // may be counted in either order, so a shared counter is dropped now and
 // then and found again; two counters at one pace, taken for one now and
 // then, are told apart again by their next counts.
-func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, now time.Time) bool {
+func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sentAt, now time.Time) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k := tenant + "\x00" + name
@@ -203,7 +205,7 @@ func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, now 
 		if m.names == nil || len(m.names) >= MaxEntries {
 			m.names = make(map[string]*nameState)
 		}
-		m.names[k] = &nameState{endpoint: endpoint, remaining: l.Remaining, reset: l.Reset}
+		m.names[k] = &nameState{endpoint: endpoint, remaining: l.Remaining, reset: l.Reset, at: now}
 		return false
 	}
 	if st.endpoint != endpoint {
@@ -219,9 +221,16 @@ func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, now 
 			// Another window: nothing to compare.
 		case l.Remaining < st.remaining:
 			// A shared counter goes down with every request, whichever
-			// endpoint sends it.
-			st.votes++
-			st.shared = st.shared || st.votes >= sharedVotes
+			// endpoint sends it. A request sent before the other report
+			// came back was counted in an order no one saw: two counters
+			// bursting together at a program's start go down across each
+			// other too, so such a count is half a vote.
+			if sentAt.Before(st.at) {
+				st.votes++
+			} else {
+				st.votes += 2
+			}
+			st.shared = st.shared || st.votes >= 2*sharedVotes
 		case turned:
 			// Perhaps the window turned between them (a reset given as
 			// a delay says the same in every window): neither.
@@ -232,7 +241,7 @@ func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, now 
 			st.votes, st.shared = 0, false
 		}
 	}
-	st.endpoint, st.remaining, st.reset = endpoint, l.Remaining, l.Reset
+	st.endpoint, st.remaining, st.reset, st.at = endpoint, l.Remaining, l.Reset, now
 	return st.shared
 }
 
