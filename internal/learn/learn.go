@@ -461,9 +461,16 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					}
 					// At least one request over what is left of the window:
 					// no pacing wait outlasts the reset, after which the
-					// quota is whole again. The pace lasts as long: held to
-					// a reset rounded up, it would slow the next window.
-					rate, burst, ttl = max(min(max(left, 0.5)/over.Seconds(), steady), 1/over.Seconds()), 1, over
+					// quota is whole again. The pace lasts until the reset;
+					// a near window's, as long as it is spread over: held to
+					// a reset rounded up, it would slow the next window. (A
+					// longer window's pace ending early would let its last
+					// moments spend what is left at once, to r=0.)
+					ttl = resetIn
+					if near {
+						ttl = over
+					}
+					rate, burst = max(min(max(left, 0.5)/over.Seconds(), steady), 1/over.Seconds()), 1
 				}
 			}
 		} else if l.Has(header.HasRemaining) && l.Exhausted() {

@@ -61,10 +61,10 @@ func TestPlan(t *testing.T) {
 			status: 200,
 			// 1,000 of 5,000 left for 1,000 s: 975 (less the 0.5% reserve) over
 			// 999.5 s (a reset in whole seconds is half a second sooner on
-			// average, for a relative reset; the pace lasts as long).
+			// average, for a relative reset).
 			limits: []header.Limit{limit("", qwrr, 5000, 1000, time.Hour, 1000*time.Second)},
 			want: Plan{Advertised: true, Update: store.Update{Rates: []store.RateUpdate{
-				{Key: "https://api.test GET /v1/items/{id}", Rate: 975 / 999.5, Burst: 1, TTL: 999500 * time.Millisecond},
+				{Key: "https://api.test GET /v1/items/{id}", Rate: 975 / 999.5, Burst: 1, TTL: 1000 * time.Second},
 			}}},
 		},
 		{
