@@ -125,6 +125,14 @@ func TestPlan(t *testing.T) {
 }
 
 // planEqual compares plans, rates within a part in a million.
+// planAt0 is what m plans from a 200 to request() carrying ls, sent and
+// answered at t0.
+func planAt0(m *Memory, cfg Config, ls []header.Limit) Plan {
+	var p Plan
+	m.Plan(cfg, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: ls}, Status: 200, SentAt: t0, Now: t0}, &p)
+	return p
+}
+
 func planEqual(a, b Plan) bool {
 	if len(a.Update.Rates) != len(b.Update.Rates) {
 		return false
@@ -468,7 +476,7 @@ func TestPlanSpreadsOnlyWhenNeeded(t *testing.T) {
 		var p Plan
 		l := limit("", qwrr, 5000, tc.remaining, time.Hour, 1800*time.Second)
 		l.Dialect = header.XRateLimit
-		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+		p = planAt0(&m, Config{}, []header.Limit{l})
 		if got := len(p.Update.Rates) == 1; got != tc.spread {
 			t.Errorf("remaining %v of 5000: spread = %v, want %v", tc.remaining, got, tc.spread)
 		}
@@ -543,7 +551,7 @@ func TestPlanSpreadNeverOutlastsTheReset(t *testing.T) {
 	var p Plan
 	l := limit("", qwrr, 5, 1, time.Hour, time.Hour)
 	l.Dialect = header.XRateLimit
-	m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+	p = planAt0(&m, Config{}, []header.Limit{l})
 	if len(p.Update.Rates) != 1 {
 		t.Fatalf("rates = %+v, want one", p.Update.Rates)
 	}
@@ -603,8 +611,7 @@ func TestPlanSpendsWhatIsLeftOfAMinuteWindow(t *testing.T) {
 			if tc.cost > 0 {
 				l.Cost, l.Known = tc.cost, l.Known|header.HasCost
 			}
-			var p Plan
-			m.Plan(Config{InFlight: tc.inFlight}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			p := planAt0(&m, Config{InFlight: tc.inFlight}, []header.Limit{l})
 			if len(p.Update.Rates) != 1 {
 				t.Fatalf("rates = %+v, want one", p.Update.Rates)
 			}
@@ -738,8 +745,7 @@ func TestPlanRefutesAWidenedScopeBelowAMembersOwnRate(t *testing.T) {
 func TestPlanTellsNoCountForTwoLimitsOnOneScopeOrAResource(t *testing.T) {
 	plan := func(ls ...header.Limit) store.RateUpdate {
 		var m Memory
-		var p Plan
-		m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: ls}, Status: 200, SentAt: t0, Now: t0}, &p)
+		p := planAt0(&m, Config{}, ls)
 		if len(p.Update.Rates) != 1 {
 			t.Fatalf("rates = %+v, want one", p.Update.Rates)
 		}
@@ -827,8 +833,7 @@ func TestPlanInfersAShortWindowFromItsReset(t *testing.T) {
 	var hourly Memory
 	h := limit("", header.HasQuota|rr, 5000, 4999, 0, time.Hour)
 	h.Scope, h.Dialect = "resource:core", header.XRateLimit
-	var p Plan
-	hourly.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{h}}, Status: 200, SentAt: t0, Now: t0}, &p)
+	p := planAt0(&hourly, Config{}, []header.Limit{h})
 	if len(p.Update.Rates) != 0 {
 		t.Errorf("a fresh hourly quota told rates %+v, want none", p.Update.Rates)
 	}
@@ -850,8 +855,7 @@ func TestPlanAddsSkewOnlyToAnInstant(t *testing.T) {
 			var m Memory
 			l := limit("", header.HasQuota|rr|tc.known, 5, 0, 0, 4500*time.Millisecond)
 			l.Scope, l.Dialect = "bucket:abcd", header.XRateLimit
-			var p Plan
-			m.Plan(Config{Skew: 200 * time.Millisecond}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			p := planAt0(&m, Config{Skew: 200 * time.Millisecond}, []header.Limit{l})
 			if len(p.Blocks) != 1 || p.Blocks[0].For != tc.want {
 				t.Errorf("blocks %+v, want one of %v", p.Blocks, tc.want)
 			}
@@ -894,8 +898,7 @@ func TestPlanWaitsOneUnitOfAFullReset(t *testing.T) {
 			var m Memory
 			l := limit("requests", qwrr, 50, 0, time.Minute, time.Minute)
 			l.Dialect = tc.dialect
-			var p Plan
-			m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			p := planAt0(&m, Config{}, []header.Limit{l})
 			if len(p.Blocks) != 1 || p.Blocks[0].For != tc.want {
 				t.Errorf("blocks %+v, want one of %v", p.Blocks, tc.want)
 			}
@@ -940,8 +943,7 @@ func TestPlanTellsAWindowsCountUntilItTurns(t *testing.T) {
 			var m Memory
 			l := limit("", qwrr, 30, 10, time.Minute, tc.resetIn)
 			l.Scope, l.Dialect = "search", tc.dialect
-			var p Plan
-			m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			p := planAt0(&m, Config{}, []header.Limit{l})
 			if len(p.Update.Rates) != 1 || !p.Update.Rates[0].HasFree {
 				t.Fatalf("rates = %+v, want one told free", p.Update.Rates)
 			}
@@ -1035,8 +1037,7 @@ func TestPlanMarksAWindowsTurn(t *testing.T) {
 			var m Memory
 			l := limit("", qwrr, 10, 0, tc.window, 700*time.Millisecond)
 			l.Dialect = tc.dialect
-			var p Plan
-			m.Plan(Config{}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+			p := planAt0(&m, Config{}, []header.Limit{l})
 			if len(p.Blocks) != 1 || p.Blocks[0].Turn != tc.want {
 				t.Errorf("blocks %+v, want one with Turn %v", p.Blocks, tc.want)
 			}
@@ -1053,8 +1054,7 @@ func TestPlanSpreadsANearWindowToNothing(t *testing.T) {
 	plan := func(m *Memory, remaining float64, resetIn time.Duration) store.RateUpdate {
 		l := limit("", header.HasQuota|rr, 10, remaining, 0, resetIn)
 		l.Dialect = header.XRateLimit
-		var p Plan
-		m.Plan(Config{Skew: 200 * time.Millisecond}, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+		p := planAt0(m, Config{Skew: 200 * time.Millisecond}, []header.Limit{l})
 		if len(p.Update.Rates) != 1 {
 			return store.RateUpdate{}
 		}
