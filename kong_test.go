@@ -12,10 +12,11 @@ import (
 	"github.com/heedhttp/heed/heedtest"
 )
 
-// kong answers as Kong's rate-limiting plugin does with `second: 5`: a
-// window per calendar second, X-RateLimit-Limit-Second and
-// X-RateLimit-Remaining-Second on every answer, and a 429 with Retry-After
-// once the second's five are spent.
+// kong answers as Kong's rate-limiting plugins do with `second: 5`: a
+// window per calendar second (its counters are keyed by the period's
+// start), X-RateLimit-Limit-Second and X-RateLimit-Remaining-Second on every
+// answer, and a 429 once the second's five are spent, with the Retry-After
+// rate-limiting-advanced sends.
 type kong struct {
 	mu      sync.Mutex
 	second  int64

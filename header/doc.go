@@ -26,7 +26,8 @@
 //     Kong's gateway plugins, one pair of fields per period
 //     (X-RateLimit-Limit-Minute, X-RateLimit-Remaining-Minute; a
 //     response-ratelimiting limit's name before the period), whose nearest
-//     limit's reset Kong 3 sends in the draft's RateLimit-Reset.
+//     limit's reset the rate-limiting-advanced plugin sends in the draft's
+//     RateLimit-Reset.
 //   - OpenAI's x-ratelimit-*-{requests,tokens} and Anthropic's
 //     anthropic-ratelimit-*.
 //   - Shopify, HubSpot, Zendesk, Salesforce, Stripe and Fastly's own fields,

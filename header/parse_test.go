@@ -490,9 +490,9 @@ var parseCases = []parseCase{
 		},
 	},
 	{
-		// Kong's rate-limiting plugin (docs.konghq.com/hub/kong-inc/rate-limiting):
-		// one pair of fields per period it counts; Kong 3 adds the IETF
-		// draft's fields for the nearest limit, whose reset goes to it.
+		// Kong's rate-limiting-advanced plugin (its handler.lua): one pair of
+		// fields per window it counts, and the IETF draft's fields for the
+		// nearest limit, whose reset goes to it.
 		name:   "kong rate-limiting, two periods and the draft's fields",
 		status: 200,
 		header: []string{"X-RateLimit-Limit-Second: 5", "X-RateLimit-Remaining-Second: 4", "X-RateLimit-Limit-Minute: 100", "X-RateLimit-Remaining-Minute: 99",
@@ -503,7 +503,8 @@ var parseCases = []parseCase{
 		},
 	},
 	{
-		// Kong 2's fields, lowercase as Kong writes them.
+		// Kong's rate-limiting plugin (kong/plugins/rate-limiting/handler.lua):
+		// X-RateLimit-Limit-<period> with the period in lower case.
 		name:   "kong rate-limiting, one period",
 		status: 200,
 		header: []string{"x-ratelimit-limit-hour: 1000", "x-ratelimit-remaining-hour: 998"},

@@ -1,6 +1,7 @@
 package header
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -111,11 +112,7 @@ func (p *parser) anthropicUnified() {
 		idx[i] = -1
 	}
 	keys := p.unifiedKeys[:p.nunified]
-	for i := 1; i < len(keys); i++ { // insertion sort: map order is random
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
+	slices.Sort(keys) // the header map's order is random
 	for _, key := range keys {
 		rest := key[len(prefixUnified):]
 		window, field := "", rest

@@ -1,6 +1,7 @@
 package header
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -87,11 +88,7 @@ func (p *parser) hubSpot() {
 // one field per endpoint limit, in the order of their names.
 func (p *parser) zendesk() {
 	keys := p.zendeskKeys[:p.nzendesk]
-	for i := 1; i < len(keys); i++ { // insertion sort: map order is random
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
+	slices.Sort(keys) // the header map's order is random
 	for _, key := range keys {
 		v, _ := p.get(key)
 		v = p.bound(key, v, ';')
@@ -207,15 +204,12 @@ func kongKey(suffix string) bool {
 // fields: X-RateLimit-Limit-Minute: 100 with X-RateLimit-Remaining-Minute:
 // 99, one limit per period the plugin counts (second to year), named by
 // the period ("minute"), or by the plugin's limit and the period
-// ("videos-minute"). They state no reset: a 429 from Kong carries
-// Retry-After.
+// ("videos-minute"). They state no reset (rate-limiting-advanced adds the
+// draft's RateLimit-Reset for the nearest limit, and a Retry-After on its
+// 429).
 func (p *parser) kong() {
 	keys := p.kongKeys[:p.nkong]
-	for i := 1; i < len(keys); i++ { // insertion sort: map order is random
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
+	slices.Sort(keys) // the header map's order is random
 	for _, key := range keys {
 		suffix := key[len(prefixKongLimit):]
 		name, i, _ := kongPeriod(suffix)
