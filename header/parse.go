@@ -2,6 +2,7 @@ package header
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -450,11 +451,13 @@ func (p *parser) finish() {
 		}
 	}
 	if p.has(famXRate) {
-		// Bucket4j's Spring Boot starter says how long to wait in its own
-		// field, on the 429 alone.
+		// Bucket4j's users say how long to wait in their own field, on the
+		// 429 alone: whole seconds of the bucket's nanoseconds to refill,
+		// divided down (getNanosToWaitForRefill() / 1e9, as its examples
+		// write it), so the wait is up to a second longer than it says.
 		if v, ok := p.get(keyRetryAfterSeconds); ok {
 			if n, ok := number(v); ok && n >= 0 {
-				w.set(seconds(n), "x-rate-limit-retry-after-seconds")
+				w.set(seconds(math.Floor(n)+1), "x-rate-limit-retry-after-seconds")
 			} else {
 				p.warnf("X-Rate-Limit-Retry-After-Seconds: %s is not a delay in seconds; ignored", quote(v))
 			}

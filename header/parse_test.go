@@ -167,13 +167,14 @@ var parseCases = []parseCase{
 		limits: []string{"- requests - q=? r=999 w=1h0m0s reset=+30m0s x-ratelimit"},
 	},
 	{
-		// Bucket4j's Spring Boot starter: the wait in its own field, on the
-		// 429 alone, and what is left on every response.
+		// Bucket4j's idiom: the wait in its own field, on the 429 alone, in
+		// whole seconds divided down from the nanoseconds to refill (7 is
+		// 7.0 to 7.99 s), and what is left on every response.
 		name:     "bucket4j 429",
 		status:   429,
 		header:   []string{"X-Rate-Limit-Retry-After-Seconds: 7", "X-Rate-Limit-Remaining: 0"},
 		throttle: true,
-		wait:     "7s x-rate-limit-retry-after-seconds",
+		wait:     "8s x-rate-limit-retry-after-seconds",
 		limits:   []string{"- requests - q=? r=0 w=? reset=? x-ratelimit"},
 	},
 	{
