@@ -195,7 +195,11 @@ func TestLeaseWithATTLExpiresAmongOthers(t *testing.T) {
 		if d := admit(t, s, plain); d.Reason != store.Busy {
 			t.Fatalf("third lease of two: %+v, want busy", d)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second - time.Millisecond)
+		if d := admit(t, s, plain); d.Reason != store.Busy {
+			t.Errorf("a millisecond before the timed lease expires: %+v, want busy", d)
+		}
+		time.Sleep(time.Millisecond)
 		if d := admit(t, s, plain); d.Reason != store.Admitted {
 			t.Errorf("after the timed lease expired: %+v, want admitted", d)
 		}
