@@ -95,7 +95,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		}
 		if d.Reason == store.Admitted {
 			// Charged: on its way to the server.
-			r.lease = d.Lease
+			r.lease, r.keys.Fleet = d.Lease, d.Metered
 			if renews && d.Lease != 0 {
 				r.renewal = t.renew(r)
 			}

@@ -163,11 +163,22 @@ func (t *Transport) classify(req *http.Request) *request {
 			}
 		}
 	}
+	r.fresh = n == nfixed // no limit scope: the endpoint has reported none
+	meter := -1           // the AIMD scope, metered where others share the store
+	if r.fresh {
+		meter = iEndpoint
+	}
 	if key, ok := t.learner.Widened(tenant, endpointKey, r.start); ok && n < len(r.scopes) {
 		r.scopes[n] = store.ScopeAdmit{Key: key}
+		meter = n
 		n++
 	}
-	r.fresh = n == nfixed // no limit scope: the endpoint has reported none
+	if meter >= 0 && t.Store != nil {
+		// A store given to the Transport may be shared with others: its
+		// meter counts their requests to the scope that AIMD paces,
+		// which this Transport's own meter cannot see.
+		r.scopes[meter].Meter = true
+	}
 	r.adm = store.Admission{Scopes: r.scopes[:n]}
 	r.keys.Scopes = r.adm.Scopes
 	if opts.priority == Background {

@@ -3,6 +3,8 @@ package heed_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -121,6 +123,51 @@ func TestAIMDFindsAnUnknownLimit(t *testing.T) {
 		}
 		if share := float64(truth.Rejected) / float64(truth.Requests); share > 0.03 {
 			t.Errorf("%.2f%% of requests were refused (%d of %d), want at most 3%%", 100*share, truth.Rejected, truth.Requests)
+		}
+	})
+}
+
+// Many callers on one store, each with its own Transport and each sending
+// a small share of the traffic (a fleet of processes on one Redis): their
+// AIMD finds the one unknown limit they share as one client's would,
+// rather than holding the fleet to what one caller sends. 20 Transports,
+// each sending every 500ms at most (the fleet offers 40/s), against an
+// unknown 10/s.
+func TestAIMDOfAFleetOnOneStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.New(sim.Config{Provider: sim.Silent, Latency: 20 * time.Millisecond}) // 10/s per tenant
+		st := memstore.New()
+		const fleet, pace, run = 20, 500 * time.Millisecond, time.Minute
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range fleet {
+			tr := &heed.Transport{Base: srv.RoundTripper(), Store: st, Rand: rand.New(rand.NewPCG(uint64(i), 1))}
+			wg.Go(func() {
+				time.Sleep(time.Duration(i) * pace / fleet) // spread over the pace
+				for time.Since(start) < run {
+					began := time.Now()
+					resp, err := send(context.Background(), tr, http.MethodGet, "https://api.test/v1/things", "")
+					if err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					}
+					time.Sleep(pace - time.Since(began))
+				}
+			})
+		}
+		wg.Wait()
+		truth := srv.Truth()
+		allowed := 10*time.Since(start).Seconds() + 10 // the rate, and the bucket's burst at the start
+		t.Logf("accepted %d of %.0f allowed, rejected %d of %d requests", truth.Accepted, allowed, truth.Rejected, truth.Requests)
+		if used := float64(truth.Accepted) / allowed; used < 0.85 {
+			t.Errorf("the fleet used %.1f%% of the allowed rate, want at least 85%%", 100*used)
+		}
+		// The silent target is 3%; a fleet whose callers each see one
+		// request in two seconds gets about 5% here (9% without the
+		// store's meter): those that never drew a 429 of their own raise
+		// the shared rate towards a ceiling they can only guess.
+		if share := float64(truth.Rejected) / float64(truth.Requests); share > 0.06 {
+			t.Errorf("%.2f%% of requests were refused (%d of %d), want at most 6%%", 100*share, truth.Rejected, truth.Requests)
 		}
 	})
 }

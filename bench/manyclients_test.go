@@ -3,12 +3,14 @@ package bench
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,7 +131,7 @@ func mcScenarios() []mcScenario {
 				return a
 			},
 			silent: true,
-			always: map[int][]string{1: {"429s"}},
+			always: map[int][]string{1: {"429s"}, 10: {"used"}, 100: {"used"}},
 		},
 	}
 }
@@ -414,6 +416,21 @@ func mcMisses(sc mcScenario, r *mcRow) []mcMiss {
 // meets reliably (mcScenario.always); the other goodput and 429 targets
 // are enforced only with HEED_STRICT_TARGETS=1, since heed does not meet
 // them yet, and logged otherwise.
+var (
+	mcN    = flag.String("mc.n", "1,10,100", "TestManyClients: the numbers of clients, comma-separated")
+	mcOnly = flag.String("mc.kind", "", "TestManyClients: run only the client kinds whose names contain this")
+)
+
+func mcNs() []int {
+	var ns []int
+	for f := range strings.SplitSeq(*mcN, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			ns = append(ns, n)
+		}
+	}
+	return ns
+}
+
 func TestManyClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs in real time, about a minute, against a real redis-server")
@@ -432,8 +449,11 @@ func TestManyClients(t *testing.T) {
 	for _, sc := range mcScenarios() {
 		t.Run(sc.name, func(t *testing.T) {
 			var rows []mcRow
-			for _, n := range []int{1, 10, 100} {
+			for _, n := range mcNs() {
 				kinds := mcKinds()
+				if *mcOnly != "" {
+					kinds = slices.DeleteFunc(kinds, func(k mcKind) bool { return !strings.Contains(k.name, *mcOnly) })
+				}
 				res := make([]mcRow, len(kinds))
 				usec0 := map[string]float64{}
 				for name, c := range stats {

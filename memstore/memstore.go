@@ -5,6 +5,7 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -71,6 +72,32 @@ type scopeState struct {
 	// that the bucket is full when the window turns.
 	left      float64
 	leftUntil time.Time
+	// The admission meter (ScopeAdmit.Meter): admissions in the second
+	// meterSec (Unix seconds) and in the one before it.
+	meterSec            int64
+	meterCur, meterPrev int32
+}
+
+// meter counts an admission at now, and returns how many came over about
+// the second before it: the current second's, and the share of the
+// previous second's not yet a second old.
+func (st *scopeState) meter(now time.Time) float64 {
+	ns := now.UnixNano()
+	sec := ns / int64(time.Second)
+	switch sec - st.meterSec {
+	case 0:
+	case 1:
+		st.meterPrev, st.meterCur = st.meterCur, 0
+	default:
+		st.meterPrev, st.meterCur = 0, 0
+	}
+	st.meterSec = sec
+	frac := float64(ns-sec*int64(time.Second)) / float64(time.Second)
+	n := float64(st.meterPrev)*(1-frac) + float64(st.meterCur)
+	if st.meterCur < math.MaxInt32 {
+		st.meterCur++
+	}
+	return n
 }
 
 // counted reports whether the scope is in a counted window at now; a
@@ -372,7 +399,14 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			}
 		}
 	}
-	return store.Decision{Reason: store.Admitted, Lease: lease}, nil
+	d := store.Decision{Reason: store.Admitted, Lease: lease}
+	for i := range a.Scopes {
+		if a.Scopes[i].Meter {
+			d.Metered = sts[i].meter(now)
+			break
+		}
+	}
+	return d, nil
 }
 
 // blockedOrSpaced returns a decision to wait for the latest block of the

@@ -3,15 +3,17 @@
 -- KEYS: the epoch key, the lease's undo marker, then per scope i its state
 -- hash and its lease set, then the keys of the release section.
 -- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve
---    epoch new_epoch grace drain scopes, then per scope: rate burst limit
+--    epoch new_epoch grace drain scopes meter, then per scope: rate burst limit
 --    gap cost window, then the release section (see releases): the Store's
 --    releases queued since its last call, given back before the decision.
 --    Durations in nanoseconds; paced and background are 1 or 0; drain is
 --    '-' or when the Store returned from its fallback (ns from now);
 --    lease is 0 when no scope takes one; epoch is the one the Store last
---    saw, '-' for none.
--- Returns {reason, scope index from 0, wait in ns, reserved 1 or 0, epoch}
--- (the epoch only when it is not the one the Store sent)
+--    saw, '-' for none; meter is the index from 1 of the scope whose
+--    admissions are counted (ScopeAdmit.Meter), 0 for none.
+-- Returns {reason, scope index from 0, wait in ns, reserved 1 or 0, epoch,
+-- metered} (the epoch only when it is not the one the Store sent, else
+-- nil; metered only for an admission with a meter: Decision.Metered)
 -- with reason 0 admitted, 1 blocked, 2 paced, 3 busy, 4 spaced, and -1
 -- when Redis lost its data since the Store's epoch; the order of the
 -- checks and the arithmetic are those of memstore.Store.Admit and
@@ -29,7 +31,8 @@ local reserve = num(9)
 -- drain: after a return from the fallback, buckets are taken as empty at
 -- the return (A[13] nanoseconds from now, negative), refilling since.
 local drain = A[13] ~= '-' and tonumber(A[13])
-local H, W = 14, 6 -- header and per-scope argument counts
+local meter = num(15)
+local H, W = 15, 6 -- header and per-scope argument counts
 
 -- Per scope: its default rate and burst, limit, gap, cost (the scope's
 -- own, else the request's, else 1: Admission.cost), and window (ns; above
@@ -215,5 +218,22 @@ if lease ~= '0' then
       if redis.call('PTTL', lk) < ms - SLACK / 2 then redis.call('PEXPIRE', lk, ms) end
     end
   end
+end
+if meter > 0 and meter <= n then
+  -- memstore's scopeState.meter: this second's admissions (mc, of second
+  -- ms) and the last second's (mp), the hash kept for the meter's two.
+  local mk = K[2 * meter - 1]
+  local h = redis.call('HMGET', mk, 'ms', 'mc', 'mp', 'x', 't')
+  local s, mc, mp = tonumber(h[1]), tonumber(h[2]) or 0, tonumber(h[3]) or 0
+  if s == nowS - 1 then
+    mp, mc = mc, 0
+  elseif s ~= nowS then
+    mp, mc = 0, 0
+  end
+  local m = mp * (1 - nowNs / 1e9) + mc
+  local keep = u[meter]
+  if not keep or keep < 2e9 then keep = 2e9 end
+  save(mk, {'ms', string.format('%d', nowS), 'mc', mc + 1, 'mp', mp}, rel(h[4]), b[meter], g[meter], rel(h[5]), keep)
+  return {0, 0, 0, 0, ep or false, string.format('%.17g', m)}
 end
 return {0, 0, 0, 0, ep}

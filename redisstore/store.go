@@ -298,6 +298,14 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		c.str("-")
 	}
 	c.int(int64(len(a.Scopes)))
+	meter := 0
+	for i := range a.Scopes {
+		if a.Scopes[i].Meter {
+			meter = i + 1
+			break
+		}
+	}
+	c.int(int64(meter))
 	c.key(s.epochKey, "", "")
 	c.key(s.tag, ":u:", "")
 	c.keyBuf = strconv.AppendUint(c.keyBuf, uint64(lease), 10)
@@ -321,7 +329,7 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: %w", err)
 	}
 	v, ok := res.([]any)
-	if !ok || len(v) < 4 || len(v) > 5 {
+	if !ok || len(v) < 4 || len(v) > 6 {
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
 	}
 	reason, _ := v[0].(int64)
@@ -338,7 +346,13 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		if !holdsLease(a) {
 			lease = 0 // only sliding-log places, which are never released
 		}
-		return store.Decision{Reason: store.Admitted, Lease: lease}, ep, false, nil
+		d = store.Decision{Reason: store.Admitted, Lease: lease}
+		if len(v) == 6 {
+			if m, ok := v[5].(string); ok {
+				d.Metered, _ = strconv.ParseFloat(m, 64)
+			}
+		}
+		return d, ep, false, nil
 	}
 	if idx < 0 || int(idx) >= len(a.Scopes) || reason > int64(store.Spaced) {
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)

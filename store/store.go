@@ -81,6 +81,11 @@ type ScopeAdmit struct {
 	// Cost is what the request takes from this scope's pacing, in the
 	// scope's units (tokens for a token limit). Zero means Admission.Cost.
 	Cost float64
+	// Meter asks the store to count the scope's admissions and to say, in
+	// [Decision.Metered], how many it admitted over about the last second
+	// (every caller's, whichever process): what one caller cannot see of
+	// a scope that many share. A store meters the first scope that asks.
+	Meter bool
 	// Window, when above zero with a Limit, makes Limit the most requests
 	// the scope admits in any Window rather than at once: a sliding log,
 	// for a documented "N per T" that no header counts. Each admission
@@ -159,6 +164,12 @@ type Decision struct {
 	// Reserved reports that pacing was reserved for the request: the caller
 	// sets [Admission.Paced] when it asks again after Wait.
 	Reserved bool
+	// Metered, for an admitted request with a scope that asked for a
+	// meter ([ScopeAdmit.Meter]), is how many requests the store admitted
+	// to that scope over about the last second before this one, every
+	// caller counted: the count of the current second and the share of
+	// the previous one not yet a second old. Zero when none asked.
+	Metered float64
 }
 
 // Update is what one response taught, applied atomically.

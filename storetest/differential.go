@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -140,6 +141,9 @@ func (d *differ) admit() {
 		}
 		a.Scopes = append(a.Scopes, sc)
 	}
+	if r.IntN(3) == 0 {
+		a.Scopes[r.IntN(len(a.Scopes))].Meter = true
+	}
 	d.log("admit %+v", *a)
 	ctx := context.Background()
 	want, err := d.ref.Admit(ctx, a)
@@ -159,7 +163,8 @@ func (d *differ) admit() {
 		wait = 0
 	}
 	if got.Reason != want.Reason || got.Scope != want.Scope || got.Reserved != want.Reserved ||
-		(got.Lease == 0) != (want.Lease == 0) || wait > Tolerance || wait < -Tolerance {
+		(got.Lease == 0) != (want.Lease == 0) || wait > Tolerance || wait < -Tolerance ||
+		math.Abs(got.Metered-want.Metered) > 1e-9 {
 		d.fail("Admit(%v) at +%v = %s lease %d, reference %s lease %d",
 			scopeKeys(a), d.clock.Now().Sub(Start), describe(got), got.Lease, describe(want), want.Lease)
 	}

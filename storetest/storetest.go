@@ -129,6 +129,9 @@ func adm(scopes ...store.ScopeAdmit) *store.Admission {
 // describe formats a decision for test messages.
 func describe(d store.Decision) string {
 	if d.Reason == store.Admitted {
+		if d.Metered != 0 {
+			return fmt.Sprintf("admitted (metered %v)", d.Metered)
+		}
 		return "admitted"
 	}
 	msg := fmt.Sprintf("%v for %v by %q", d.Reason, d.Wait, d.Scope)
@@ -190,6 +193,48 @@ var cases = []struct {
 		h.expect(adm(store.ScopeAdmit{Key: "q"}, store.ScopeAdmit{Key: "p"}), store.Blocked, 4*s, "q", false)
 		h.clock.Advance(5 * s)
 		h.expect(adm(store.ScopeAdmit{Key: "x"}, store.ScopeAdmit{Key: "y"}, store.ScopeAdmit{Key: "z"}), store.Blocked, 2*s, "y", false)
+	}},
+	{"MeterCountsAdmissionsOverTheLastSecond", func(h *harness) {
+		metered := func(a *store.Admission) float64 {
+			h.t.Helper()
+			d := h.admit(a)
+			if d.Reason != store.Admitted {
+				h.t.Fatalf("Admit(%v) = %s, want admitted", scopeKeys(a), describe(d))
+			}
+			return d.Metered
+		}
+		a := adm(store.ScopeAdmit{Key: "t"}, store.ScopeAdmit{Key: "e", Meter: true})
+		plain := adm(store.ScopeAdmit{Key: "e"})
+		want := func(got, want float64) {
+			h.t.Helper()
+			if got != want {
+				h.t.Errorf("Metered at +%v = %v, want %v", h.clock.Now().Sub(Start), got, want)
+			}
+		}
+		// Start is a whole second: 4 admissions in its first 500ms.
+		for i := range 4 {
+			want(metered(a), float64(i))
+			h.clock.Advance(100 * ms)
+		}
+		if d := h.admit(plain); d.Metered != 0 {
+			h.t.Errorf("Metered = %v with no scope asking for a meter, want 0", d.Metered)
+		}
+		// Into the next second, at +1.25s: the previous second's 4 (only
+		// admissions that ask for the meter count) at the three quarters
+		// of that second not yet a second old.
+		h.clock.Advance(850 * ms)
+		want(metered(a), 4*0.75)
+		h.clock.Advance(500 * ms) // +1.75s: 4 × 0.25, and this second's 1
+		want(metered(a), 4*0.25+1)
+		h.clock.Advance(2 * s) // +3.75s: nothing in the last second
+		want(metered(a), 0)
+		// A blocked or paced admission counts nothing.
+		h.block("e", s)
+		h.expect(a, store.Blocked, s, "e", false)
+		h.clock.Advance(s)
+		// +4.75s: the one at +3.75s, in the previous second, at the
+		// quarter of it within the last second.
+		want(metered(a), 0.25)
 	}},
 	{"NonPositiveBlocksAreIgnored", func(h *harness) {
 		h.update(&store.Update{Blocks: []store.Block{{Key: "e", For: 0}, {Key: "e", For: -time.Second}}})

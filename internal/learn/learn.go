@@ -148,6 +148,12 @@ type Request struct {
 	// Scopes are the request's admission scopes: those with a Cost were
 	// charged an estimate, which Usage reconciles.
 	Scopes []store.ScopeAdmit
+	// Fleet, when above zero, is how many requests a second the store
+	// admitted to the request's AIMD scope just before it, every caller
+	// that shares the store counted (store.Decision.Metered): what the
+	// scope is sent at by everyone, where this Memory sees only its own
+	// share.
+	Fleet float64
 }
 
 // ScopeKey returns the key of the request's scope of a kind (one of
@@ -700,10 +706,7 @@ func (m *Memory) aimdStart(r *Request, now time.Time) float64 {
 	if r.Rate > 0 {
 		return r.Rate
 	}
-	if _, ok := m.Widened(r.Tenant, r.Endpoint, now); ok {
-		return m.membersRate(r.Tenant, now)
-	}
-	return m.acceptedRate(r.Endpoint, now)
+	return m.measuredRate(r, now)
 }
 
 // cutRate lowers the rate of the request's AIMD scope after a bare 429
@@ -735,7 +738,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 		return
 	}
 	key := m.aimdScope(r, now)
-	factor, first, ok := m.cut(key, sentAt, now, minGap, acc)
+	factor, first, ok := m.cut(key, sentAt, now, minGap, acc, m.fleetShared(r, now))
 	if !ok {
 		return
 	}
@@ -781,13 +784,38 @@ func (m *Memory) acceptedCount(r *Request, now time.Time) int {
 	return count(r.Endpoint)
 }
 
+// fleetShared reports whether r's AIMD scope is shared with other callers
+// through the store, as its meter shows (fleetRateLocked).
+func (m *Memory) fleetShared(r *Request, now time.Time) bool {
+	_, fleet := m.aimdRate(r, now)
+	return fleet
+}
+
 // measuredRate is the accepted rate of r's AIMD scope: its endpoint's, or
-// the sum of the endpoints' that share a widened scope.
+// the sum of the endpoints' that share a widened scope, taken over every
+// caller that shares the store where the store's meter shows others
+// (fleetLocked).
 func (m *Memory) measuredRate(r *Request, now time.Time) float64 {
-	if _, ok := m.Widened(r.Tenant, r.Endpoint, now); ok {
-		return m.membersRate(r.Tenant, now)
+	acc, _ := m.aimdRate(r, now)
+	return acc
+}
+
+// aimdRate is measuredRate, and whether it is the fleet's.
+func (m *Memory) aimdRate(r *Request, now time.Time) (float64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, wide := m.widenedLocked(r.Tenant, r.Endpoint, now)
+	return m.fleetRateLocked(r, m.ownRateLocked(r, wide, now))
+}
+
+// ownRateLocked is the accepted rate of r's AIMD scope as this Memory
+// counts it: its endpoint's, or, for a widened scope (wide), the sum of its
+// members'; m.mu is held.
+func (m *Memory) ownRateLocked(r *Request, wide bool, now time.Time) float64 {
+	if wide {
+		return m.membersRateLocked(r.Tenant, now)
 	}
-	return m.acceptedRate(r.Endpoint, now)
+	return m.acceptedRateLocked(r.Endpoint, now)
 }
 
 // success records a response that is no throttle, all under one lock: when
@@ -816,13 +844,21 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 		// the one that cut it does, or the rate rises at one caller's
 		// share of the traffic.
 		reset(&m.aimd)
-		m.aimd[key] = &aimdState{lastRaise: in.Now}
+		st := &aimdState{lastRaise: in.Now}
+		if acc, fleet := m.fleetRateLocked(r, m.ownRateLocked(r, wide, in.Now)); fleet {
+			// Others share it and cut it, so it is paced below where the
+			// server refused, at least one cut below it: raise it towards
+			// a ceiling above the rate now, not doubling as a slow start
+			// would, which overshoots once the whole fleet does it.
+			st.ceiling = acc / aimdDeepest
+		}
+		m.aimd[key] = st
 	}
 	if !wide {
-		m.raiseLocked(r, r.Endpoint, m.acceptedRateLocked(r.Endpoint, in.Now), in.Now, p)
+		m.raiseLocked(r, r.Endpoint, m.fleetLocked(r, m.acceptedRateLocked(r.Endpoint, in.Now)), in.Now, p)
 		return
 	}
-	m.raiseLocked(r, key, m.membersRateLocked(r.Tenant, in.Now), in.Now, p)
+	m.raiseLocked(r, key, m.fleetLocked(r, m.membersRateLocked(r.Tenant, in.Now)), in.Now, p)
 	// An endpoint AIMD had cut before it joined the widened scope still
 	// holds its own rate: raise it too, or it binds below the shared one.
 	if m.aimd[r.Endpoint] != nil {

@@ -239,6 +239,56 @@ func TestAIMD(t *testing.T) {
 	}
 }
 
+// Many callers on one store: a Memory that sends a hundredth of a scope's
+// traffic starts its cut, and sizes its block, from the store's meter of
+// everyone's admissions, at its own accepted share; a meter that counts
+// no more than its own requests changes nothing.
+func TestAIMDFromTheFleetsMeter(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	run := func(fleet float64) Plan {
+		var m Memory
+		r := request()
+		r.Rate = 0 // no default to bound the start
+		step := func(status int, at time.Time) Plan {
+			var p Plan
+			obs := &header.Observation{Status: status, Throttled: status == 429}
+			m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: at, Now: at}, &p)
+			return p
+		}
+		// Accepted at 1/s for 4s, then 1 of 2 refused.
+		for i := range 4 {
+			step(200, ms(1000*i-4000))
+		}
+		r.Fleet = fleet
+		return step(429, t0)
+	}
+	cut := func(p Plan) store.RateUpdate {
+		if len(p.Update.Rates) != 1 {
+			t.Fatalf("cut = %+v, want one rate", p.Update.Rates)
+		}
+		return p.Update.Rates[0]
+	}
+	// Alone (no meter, or a meter at its own rate): from its own 1/s,
+	// blocked for two intervals of it (BareBlockMax bounds them).
+	for _, fleet := range []float64{0, 1.5} {
+		p := run(fleet)
+		if ru := cut(p); ru.Default != 1 || ru.Factor != aimdCut {
+			t.Errorf("fleet %v: first cut = factor %v from %v, want %v from the accepted 1/s", fleet, ru.Factor, ru.Default, aimdCut)
+		}
+		if p.BareBlock != BareBlockMax {
+			t.Errorf("fleet %v: block = %v, want %v", fleet, p.BareBlock, BareBlockMax)
+		}
+	}
+	// The store admitted 100/s: its accepted share, 4 of 5, of those.
+	p := run(100)
+	if ru := cut(p); math.Abs(ru.Default-80) > 1e-9 || ru.Factor != aimdCut {
+		t.Errorf("fleet 100/s: first cut = factor %v from %v, want %v from 80/s", ru.Factor, ru.Default, aimdCut)
+	}
+	if want := time.Duration(2 * float64(time.Second) / 80); p.BareBlock != want {
+		t.Errorf("fleet 100/s: block = %v, want two intervals at 80/s, %v", p.BareBlock, want)
+	}
+}
+
 // A request paced by its estimated cost in tokens is charged the
 // difference once the response says what it really cost.
 func TestPlanReconcilesCost(t *testing.T) {

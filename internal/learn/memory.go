@@ -309,6 +309,47 @@ func (m *Memory) refuse(endpoint string, now time.Time) float64 {
 	return float64(r) / float64(r+a)
 }
 
+// Callers that share a store: the store's meter of a scope's admissions
+// (Request.Fleet) speaks for others when it counts at least fleetOthers
+// times what this Memory sends; their accepted share is taken to be this
+// Memory's, but no less than fleetMinShare, since a Memory that sends
+// little may have seen only refusals.
+const (
+	fleetOthers   = 2
+	fleetMinShare = 0.5
+)
+
+// fleetLocked returns the accepted rate of r's AIMD scope over every
+// caller, given acc, this Memory's own. With no meter, or a meter that
+// shows no more than this Memory sends, it is acc. Where the store shares
+// the scope among many callers (a fleet of processes, each with its own
+// Transport, on one Redis), each sees a small share of it: a cut started
+// from that share, or a block sized by it, would hold the whole fleet to
+// one caller's rate. The store's meter counts them all; m.mu is held.
+func (m *Memory) fleetLocked(r *Request, acc float64) float64 {
+	f, _ := m.fleetRateLocked(r, acc)
+	return f
+}
+
+// fleetRateLocked is fleetLocked, and reports whether the rate is the
+// fleet's: others share the scope; m.mu is held.
+func (m *Memory) fleetRateLocked(r *Request, acc float64) (float64, bool) {
+	if r.Fleet <= 0 {
+		return acc, false
+	}
+	share := 1.0
+	if mt := m.accepted[r.Endpoint]; mt != nil {
+		a := mt.acceptedN + mt.lastAccepted
+		if n := a + mt.refused + mt.lastRefused; n > 0 {
+			share = float64(a) / float64(n)
+		}
+	}
+	if acc > 0 && share > 0 && r.Fleet < fleetOthers*acc/share {
+		return acc, false // the meter counts this Memory's own requests
+	}
+	return max(acc, r.Fleet*max(share, fleetMinShare)), true
+}
+
 // membersRate returns the sum of the accepted rates of the endpoints that
 // share a tenant's widened scope.
 func (m *Memory) membersRate(tenant string, now time.Time) float64 {
@@ -390,7 +431,7 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 // cut reports whether a 429 on a scope, for a request sent at sentAt, is a
 // new event that should cut the scope's rate, and by what factor. 429s of
 // requests sent before the last cut belong to the event that cut.
-func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, acc float64) (factor float64, first, ok bool) {
+func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, acc float64, fleet bool) (factor float64, first, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
@@ -412,7 +453,12 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, ac
 	// where the server's limit lies, when AIMD paced them and they were
 	// accepted since the last cut; the first cut's, and that of a 429 in a
 	// row, were measured around blocks that held the requests back.
-	if acc > 0 && !first && st.run == 0 {
+	//
+	// A fleet's rate (fleetRateLocked) is the store's count of every
+	// caller's admissions, which this Memory's blocks do not hold back:
+	// where others share the scope, its first cut places the ceiling too,
+	// since this Memory may see no second.
+	if acc > 0 && (!first || fleet) && st.run == 0 {
 		st.ceiling = acc
 	}
 	st.lastCut, st.lastRaise, st.quiet = now, now, 0
