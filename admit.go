@@ -95,7 +95,9 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		}
 		if d.Reason == store.Admitted {
 			// Charged: on its way to the server.
-			r.lease, r.keys.Fleet = d.Lease, d.Metered
+			r.lease = d.Lease
+			r.keys.Fleet, r.keys.FleetRate, r.keys.FleetCeiling = d.Metered, d.Rate, d.Ceiling
+
 			if renews && d.Lease != 0 {
 				r.renewal = t.renew(r)
 			}

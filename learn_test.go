@@ -162,12 +162,9 @@ func TestAIMDOfAFleetOnOneStore(t *testing.T) {
 		if used := float64(truth.Accepted) / allowed; used < 0.85 {
 			t.Errorf("the fleet used %.1f%% of the allowed rate, want at least 85%%", 100*used)
 		}
-		// The silent target is 3%; a fleet whose callers each see one
-		// request in two seconds gets about 5% here (9% without the
-		// store's meter): those that never drew a 429 of their own raise
-		// the shared rate towards a ceiling they can only guess.
-		if share := float64(truth.Rejected) / float64(truth.Requests); share > 0.06 {
-			t.Errorf("%.2f%% of requests were refused (%d of %d), want at most 6%%", 100*share, truth.Rejected, truth.Requests)
+		// Without the store's meter: 88% used, 9% refused.
+		if share := float64(truth.Rejected) / float64(truth.Requests); share > 0.03 {
+			t.Errorf("%.2f%% of requests were refused (%d of %d), want at most 3%%", 100*share, truth.Rejected, truth.Requests)
 		}
 	})
 }

@@ -61,6 +61,7 @@ type scopeState struct {
 	tat          time.Time // GCRA theoretical arrival time
 	rate         float64   // learned rate; zero when none
 	burst        float64
+	ceiling      float64 // RateUpdate.Ceiling, while rate holds
 	rateUntil    time.Time
 	used         time.Time                 // the last admission that asked for it
 	cutAt        time.Time                 // when a cut last applied (RateUpdate.Event)
@@ -403,6 +404,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	for i := range a.Scopes {
 		if a.Scopes[i].Meter {
 			d.Metered = sts[i].meter(now)
+			if sts[i].rateUntil.After(now) {
+				d.Rate, d.Ceiling = sts[i].rate, sts[i].ceiling
+			}
 			break
 		}
 	}
@@ -532,6 +536,12 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			// is forgiven: the server's own counts, which the new rate
 			// comes from, already hold what the burst spent.
 			st.tat = limiter.Pace{Rate: rate, Burst: r.Burst}.Forgive(st.tat, now)
+		}
+		if cur == 0 {
+			st.ceiling = 0 // the rate had lapsed, and its ceiling with it
+		}
+		if r.Ceiling > 0 {
+			st.ceiling = r.Ceiling
 		}
 		st.rate, st.burst, st.rateUntil = rate, r.Burst, now.Add(ttl)
 		if r.HasFree && rate > 0 {

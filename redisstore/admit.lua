@@ -12,8 +12,9 @@
 --    saw, '-' for none; meter is the index from 1 of the scope whose
 --    admissions are counted (ScopeAdmit.Meter), 0 for none.
 -- Returns {reason, scope index from 0, wait in ns, reserved 1 or 0, epoch,
--- metered} (the epoch only when it is not the one the Store sent, else
--- nil; metered only for an admission with a meter: Decision.Metered)
+-- metered, rate, ceiling} (the epoch only when it is not the one the Store
+-- sent, else nil; the last three only for an admission with a meter:
+-- Decision.Metered, Rate and Ceiling)
 -- with reason 0 admitted, 1 blocked, 2 paced, 3 busy, 4 spaced, and -1
 -- when Redis lost its data since the Store's epoch; the order of the
 -- checks and the arithmetic are those of memstore.Store.Admit and
@@ -223,7 +224,7 @@ if meter > 0 and meter <= n then
   -- memstore's scopeState.meter: this second's admissions (mc, of second
   -- ms) and the last second's (mp), the hash kept for the meter's two.
   local mk = K[2 * meter - 1]
-  local h = redis.call('HMGET', mk, 'ms', 'mc', 'mp', 'x', 't')
+  local h = redis.call('HMGET', mk, 'ms', 'mc', 'mp', 'x', 't', 'cl')
   local s, mc, mp = tonumber(h[1]), tonumber(h[2]) or 0, tonumber(h[3]) or 0
   if s == nowS - 1 then
     mp, mc = mc, 0
@@ -234,6 +235,9 @@ if meter > 0 and meter <= n then
   local keep = u[meter]
   if not keep or keep < 2e9 then keep = 2e9 end
   save(mk, {'ms', string.format('%d', nowS), 'mc', mc + 1, 'mp', mp}, rel(h[4]), b[meter], g[meter], rel(h[5]), keep)
-  return {0, 0, 0, 0, ep or false, string.format('%.17g', m)}
+  -- The scope's AIMD ceiling (RateUpdate.Ceiling), while its rate holds.
+  local cl, lr = '0', '0'
+  if u[meter] and u[meter] > 0 and (tonumber(r[meter]) or 0) > 0 then cl, lr = h[6] or '0', r[meter] end
+  return {0, 0, 0, 0, ep or false, string.format('%.17g', m), lr, cl}
 end
 return {0, 0, 0, 0, ep}

@@ -329,7 +329,7 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: %w", err)
 	}
 	v, ok := res.([]any)
-	if !ok || len(v) < 4 || len(v) > 6 {
+	if !ok || len(v) < 4 || len(v) > 8 {
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
 	}
 	reason, _ := v[0].(int64)
@@ -347,9 +347,11 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 			lease = 0 // only sliding-log places, which are never released
 		}
 		d = store.Decision{Reason: store.Admitted, Lease: lease}
-		if len(v) == 6 {
-			if m, ok := v[5].(string); ok {
-				d.Metered, _ = strconv.ParseFloat(m, 64)
+		if len(v) == 8 {
+			for i, f := range [...]*float64{&d.Metered, &d.Rate, &d.Ceiling} {
+				if m, ok := v[5+i].(string); ok {
+					*f, _ = strconv.ParseFloat(m, 64)
+				}
 			}
 		}
 		return d, ep, false, nil
@@ -548,6 +550,7 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 		} else {
 			c.int(0)
 		}
+		c.float(nonNeg(r.Ceiling))
 	}
 	for _, ch := range u.Charges {
 		c.key(s.tag, ":s:", ch.Key)

@@ -7,11 +7,12 @@
 -- A: now_s now_ns epoch new_epoch grace nblocks nrates ncharges maxscopes
 --    (Config.MaxScopes, -1 for no bound), then per
 --    block: duration in nanoseconds (> 0), then per rate: rate factor add
---    default min max burst ttl owed event until (ttl in nanoseconds; owed,
+--    default min max burst ttl owed event until ceiling (ttl in nanoseconds; owed,
 --    from RateUpdate.Free, the units of pacing debt the server's count
 --    leaves, below 0 for none; event, for a cut, how many nanoseconds ago
 --    its refused request was sent, below 0 for none; until, RateUpdate.Until
---    in nanoseconds, 0 for none), then per charge: cost,
+--    in nanoseconds, 0 for none; ceiling, RateUpdate.Ceiling, 0 to leave
+--    the held one), then per charge: cost,
 --    then the release section (see releases): the Store's releases queued
 --    since its last call, given back first.
 -- Returns {epoch, then each rate as set, as a string}. An update applies
@@ -20,7 +21,7 @@
 local nb, nr, nc, maxScopes = num(6), num(7), num(8), num(9)
 -- Releases first: they happened before this update (a rate learned now
 -- does not cancel a gap that began before it).
-releases(10 + nb + 11 * nr + nc, 3 + nb + nr + nc)
+releases(10 + nb + 12 * nr + nc, 3 + nb + nr + nc)
 
 local ep = epoch(KEYS[1], A[3], A[4], num(5))
 redis.call('PEXPIRE', KEYS[1], EPOCHTTL)
@@ -72,8 +73,8 @@ for i = nb + 1, nb + nr do
   if u and u > 0 then cur = tonumber(h[5]) or 0 end
   local rate, factor, add, def = num(j), num(j + 1), num(j + 2), num(j + 3)
   local lo, hi, burst, ttl = num(j + 4), num(j + 5), num(j + 6), num(j + 7)
-  local owed, ago, till = num(j + 8), num(j + 9), num(j + 10)
-  j = j + 11
+  local owed, ago, till, ceil = num(j + 8), num(j + 9), num(j + 10), num(j + 11)
+  j = j + 12
   -- RateUpdate.Event: a cut of an event that has cut already is skipped.
   local skip = false
   if ago >= 0 and factor > 0 and factor < 1 then
@@ -141,6 +142,14 @@ for i = nb + 1, nb + nr do
   if ago >= 0 and factor > 0 and factor < 1 then
     fields[#fields + 1] = 'c'
     fields[#fields + 1] = abs(0)
+  end
+  if ceil > 0 then
+    -- RateUpdate.Ceiling; one of a rate that had lapsed lapses with it.
+    fields[#fields + 1] = 'cl'
+    fields[#fields + 1] = string.format('%.17g', ceil)
+  elseif cur == 0 then
+    fields[#fields + 1] = 'cl'
+    fields[#fields + 1] = '0'
   end
   save(sk, fields, rel(h[7]), b, g, t, u)
   if cur == 0 then learned(sk) end

@@ -170,6 +170,10 @@ type Decision struct {
 	// caller counted: the count of the current second and the share of
 	// the previous one not yet a second old. Zero when none asked.
 	Metered float64
+	// Rate and Ceiling, with Metered, are the metered scope's learned rate
+	// and its [RateUpdate.Ceiling], while the rate holds; zero when none
+	// is held (a scope paced at its default has no learned rate).
+	Rate, Ceiling float64
 }
 
 // Update is what one response taught, applied atomically.
@@ -237,6 +241,11 @@ type RateUpdate struct {
 	// TTL is how long the learned rate holds before the scope falls back to
 	// its default. Zero means the store's default.
 	TTL time.Duration
+	// Ceiling, when above zero, is where AIMD found the server's unknown
+	// limit (the accepted rate when it refused): kept with the learned
+	// rate, for as long as it holds, so that every caller raising the rate
+	// knows it ([Decision.Ceiling]). Zero leaves the held one alone.
+	Ceiling float64
 }
 
 // Apply returns the rate that u sets for a scope whose learned rate is cur

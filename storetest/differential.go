@@ -164,7 +164,7 @@ func (d *differ) admit() {
 	}
 	if got.Reason != want.Reason || got.Scope != want.Scope || got.Reserved != want.Reserved ||
 		(got.Lease == 0) != (want.Lease == 0) || wait > Tolerance || wait < -Tolerance ||
-		math.Abs(got.Metered-want.Metered) > 1e-9 {
+		math.Abs(got.Metered-want.Metered) > 1e-9 || got.Rate != want.Rate || got.Ceiling != want.Ceiling {
 		d.fail("Admit(%v) at +%v = %s lease %d, reference %s lease %d",
 			scopeKeys(a), d.clock.Now().Sub(Start), describe(got), got.Lease, describe(want), want.Lease)
 	}

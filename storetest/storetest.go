@@ -235,6 +235,25 @@ var cases = []struct {
 		// +4.75s: the one at +3.75s, in the previous second, at the
 		// quarter of it within the last second.
 		want(metered(a), 0.25)
+		// The metered scope's learned rate and AIMD ceiling come with it,
+		// while the rate holds; a ceiling of zero leaves the held one.
+		learned := func(rate, ceiling float64) {
+			h.t.Helper()
+			h.clock.Advance(100 * ms) // a turn of any of these rates
+			d := h.admit(a)
+			if d.Rate != rate || d.Ceiling != ceiling {
+				h.t.Errorf("at +%v: rate %v, ceiling %v; want %v, %v", h.clock.Now().Sub(Start), d.Rate, d.Ceiling, rate, ceiling)
+			}
+		}
+		learned(0, 0)
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 100, Ceiling: 120, TTL: 10 * s}}})
+		learned(100, 120)
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Add: 5, TTL: 10 * s}}})
+		learned(105, 120)
+		h.clock.Advance(10 * s)
+		learned(0, 0) // lapsed, the ceiling with it
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 50, TTL: 10 * s}}})
+		learned(50, 0)
 	}},
 	{"NonPositiveBlocksAreIgnored", func(h *harness) {
 		h.update(&store.Update{Blocks: []store.Block{{Key: "e", For: 0}, {Key: "e", For: -time.Second}}})

@@ -154,6 +154,11 @@ type Request struct {
 	// scope is sent at by everyone, where this Memory sees only its own
 	// share.
 	Fleet float64
+	// FleetRate and FleetCeiling, with Fleet, are the rate the store holds
+	// for the scope, learned by AIMD (store.Decision.Rate), and where AIMD
+	// last found its limit (store.Decision.Ceiling), whichever caller of
+	// the store learned them; zero when none is held.
+	FleetRate, FleetCeiling float64
 }
 
 // ScopeKey returns the key of the request's scope of a kind (one of
@@ -738,7 +743,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 		return
 	}
 	key := m.aimdScope(r, now)
-	factor, first, ok := m.cut(key, sentAt, now, minGap, acc, m.fleetShared(r, now))
+	factor, first, ceiling, ok := m.cut(key, sentAt, now, minGap, acc)
 	if !ok {
 		return
 	}
@@ -760,7 +765,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 		// fast.
 		factor = min(factor, max(aimdDeepest, 1-refused))
 	}
-	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt})
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt, Ceiling: ceiling})
 }
 
 // acceptedCount is how many of the requests of r's AIMD scope were
@@ -784,28 +789,15 @@ func (m *Memory) acceptedCount(r *Request, now time.Time) int {
 	return count(r.Endpoint)
 }
 
-// fleetShared reports whether r's AIMD scope is shared with other callers
-// through the store, as its meter shows (fleetRateLocked).
-func (m *Memory) fleetShared(r *Request, now time.Time) bool {
-	_, fleet := m.aimdRate(r, now)
-	return fleet
-}
-
 // measuredRate is the accepted rate of r's AIMD scope: its endpoint's, or
 // the sum of the endpoints' that share a widened scope, taken over every
 // caller that shares the store where the store's meter shows others
 // (fleetLocked).
 func (m *Memory) measuredRate(r *Request, now time.Time) float64 {
-	acc, _ := m.aimdRate(r, now)
-	return acc
-}
-
-// aimdRate is measuredRate, and whether it is the fleet's.
-func (m *Memory) aimdRate(r *Request, now time.Time) (float64, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, wide := m.widenedLocked(r.Tenant, r.Endpoint, now)
-	return m.fleetRateLocked(r, m.ownRateLocked(r, wide, now))
+	return m.fleetLocked(r, m.ownRateLocked(r, wide, now))
 }
 
 // ownRateLocked is the accepted rate of r's AIMD scope as this Memory
@@ -838,13 +830,16 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 	if !wide {
 		key = r.Endpoint
 	}
-	if m.aimd[key] == nil && in.PacedBy == key && (wide || r.Rate <= 0) {
+	if m.aimd[key] == nil && in.PacedBy == key && (wide || r.Rate <= 0 || r.FleetRate > 0) {
 		// Paced by a rate this Transport's AIMD did not set: another's,
 		// through the store. It raises that rate with its successes, as
 		// the one that cut it does, or the rate rises at one caller's
 		// share of the traffic.
+		// This success counts at once: one caller of many may see its
+		// next only seconds later, and the fleet's raises would wait for
+		// every caller's second.
 		reset(&m.aimd)
-		st := &aimdState{lastRaise: in.Now}
+		st := &aimdState{}
 		if acc, fleet := m.fleetRateLocked(r, m.ownRateLocked(r, wide, in.Now)); fleet {
 			// Others share it and cut it, so it is paced below where the
 			// server refused, at least one cut below it: raise it towards
@@ -882,16 +877,21 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 	}
 	add := float64(n) * aimdIncrease
 	if st := m.aimd[key]; st != nil && acc > 0 {
+		ceiling := st.ceiling
+		if r.FleetCeiling > 0 {
+			// Found by whichever caller of the store last cut the rate.
+			ceiling = r.FleetCeiling
+		}
 		switch {
-		case st.ceiling <= 0:
+		case ceiling <= 0:
 			// Slow start: no 429 has yet come at a rate that heed's own
 			// blocks did not hold down, so nothing says where the limit
 			// is.
 			add = min(float64(n)*aimdSlowStart, acc/2)
-		case acc >= aimdNearCeiling*st.ceiling:
+		case acc >= aimdNearCeiling*ceiling:
 			// add stays the probe: past where the server refused.
 		default:
-			add = max(add, min(float64(n)*(st.ceiling-acc)/(5*acc), acc*aimdStepMax))
+			add = max(add, min(float64(n)*(ceiling-acc)/(5*acc), acc*aimdStepMax))
 		}
 	}
 	p.Update.Rates = append(p.Update.Rates, store.RateUpdate{Key: key, Add: add, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})

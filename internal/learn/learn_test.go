@@ -289,6 +289,42 @@ func TestAIMDFromTheFleetsMeter(t *testing.T) {
 	}
 }
 
+// A Memory paced by a rate others of the fleet learned (the store's meter
+// shows them, and a learned rate) raises it from its first quiet success,
+// towards the ceiling the store keeps, whoever found it; with no ceiling
+// held, towards one a deepest cut above the fleet's rate.
+func TestAIMDRaisesAFleetsRate(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	raise := func(rate, fleetRate, ceiling float64) []store.RateUpdate {
+		var m Memory
+		r := request() // a default of 50/s: pacing alone does not say AIMD learned it
+		for i := range 4 {
+			var p Plan
+			m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200}, Status: 200, SentAt: ms(1000*i - 4000), Now: ms(1000*i - 4000)}, &p)
+		}
+		r.Fleet, r.FleetRate, r.FleetCeiling = rate, fleetRate, ceiling
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200}, Status: 200, SentAt: t0, Now: t0, PacedBy: r.Endpoint}, &p)
+		return p.Update.Rates
+	}
+	if got := raise(40, 0, 0); len(got) != 0 {
+		t.Errorf("paced at its default: raises %+v, want none", got)
+	}
+	// The fleet's rate is the store's 40/s (all accepted); below a ceiling
+	// of 60, one success adds a fifth of the gap over the rate: 0.1.
+	if got := raise(40, 38, 60); len(got) != 1 || math.Abs(got[0].Add-(60-40)/(5*40.0)) > 1e-9 {
+		t.Errorf("below the fleet's ceiling: raises %+v, want one adding %v", got, (60-40)/(5*40.0))
+	}
+	// Near it: the probe.
+	if got := raise(40, 38, 41); len(got) != 1 || math.Abs(got[0].Add-aimdIncrease) > 1e-9 {
+		t.Errorf("near the fleet's ceiling: raises %+v, want one adding %v", got, aimdIncrease)
+	}
+	// None held: a deepest cut above, 80.
+	if got := raise(40, 38, 0); len(got) != 1 || math.Abs(got[0].Add-(80-40)/(5*40.0)) > 1e-9 {
+		t.Errorf("no ceiling held: raises %+v, want one adding %v", got, (80-40)/(5*40.0))
+	}
+}
+
 // A request paced by its estimated cost in tokens is charged the
 // difference once the response says what it really cost.
 func TestPlanReconcilesCost(t *testing.T) {

@@ -430,8 +430,10 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 
 // cut reports whether a 429 on a scope, for a request sent at sentAt, is a
 // new event that should cut the scope's rate, and by what factor. 429s of
-// requests sent before the last cut belong to the event that cut.
-func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, acc float64, fleet bool) (factor float64, first, ok bool) {
+// requests sent before the last cut belong to the event that cut. ceiling
+// is where the cut places the scope's limit, for the store to keep for
+// every caller (store.RateUpdate.Ceiling), or zero.
+func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, acc float64) (factor float64, first bool, ceiling float64, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
@@ -440,7 +442,7 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, ac
 		st = &aimdState{}
 		m.aimd[key] = st
 	} else if st.lastCut.After(sentAt) || now.Sub(st.lastCut) < minGap {
-		return 0, false, false
+		return 0, false, 0, false
 	}
 	factor = aimdCut
 	if !st.lastCut.IsZero() && now.Sub(st.lastCut) < aimdFastGap && st.run == 0 {
@@ -453,17 +455,12 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, ac
 	// where the server's limit lies, when AIMD paced them and they were
 	// accepted since the last cut; the first cut's, and that of a 429 in a
 	// row, were measured around blocks that held the requests back.
-	//
-	// A fleet's rate (fleetRateLocked) is the store's count of every
-	// caller's admissions, which this Memory's blocks do not hold back:
-	// where others share the scope, its first cut places the ceiling too,
-	// since this Memory may see no second.
-	if acc > 0 && (!first || fleet) && st.run == 0 {
-		st.ceiling = acc
+	if acc > 0 && !first && st.run == 0 {
+		st.ceiling, ceiling = acc, acc
 	}
 	st.lastCut, st.lastRaise, st.quiet = now, now, 0
 	st.run++
-	return factor, first, true
+	return factor, first, ceiling, true
 }
 
 // bareBlock returns how long a bare 429 of r blocks its AIMD scope (see
