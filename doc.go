@@ -58,5 +58,9 @@
 // process, or package redisstore to make many processes and machines one
 // client. What a Transport remembers beside the store (which limits each
 // endpoint has reported, AIMD's event de-duplication) is per process and
-// relearned from the next responses.
+// relearned from the next responses. A Transport given a Store meters the
+// scope AIMD paces there (store.ScopeAdmit.Meter): each of many callers
+// sees only its share of an unknown limit they all draw on, and takes the
+// rate it cuts, the blocks of its bare 429s and its raises from the
+// fleet's count, not from its own.
 package heed

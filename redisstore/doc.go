@@ -35,7 +35,9 @@
 // Redis Cluster slot:
 //
 //	{heed}:s:<scope>  hash: blocked until, gap end, GCRA TAT, learned rate,
-//	                  burst and expiry
+//	                  burst, AIMD ceiling and expiry, and, for a scope
+//	                  whose admissions are metered (store.ScopeAdmit.Meter),
+//	                  this second's and the last second's counts
 //	{heed}:l:<scope>  sorted set: leases, scored by their expiry
 //	{heed}:e          hash: the epoch (see below), kept 30 days after the
 //	                  last update
