@@ -418,7 +418,7 @@ func mcMisses(sc mcScenario, r *mcRow) []mcMiss {
 // them yet, and logged otherwise.
 var (
 	mcN    = flag.String("mc.n", "1,10,100", "TestManyClients: the numbers of clients, comma-separated")
-	mcOnly = flag.String("mc.kind", "", "TestManyClients: run only the client kind of this name")
+	mcOnly = flag.String("mc.kind", "", "TestManyClients: run only the client kinds whose names contain this")
 )
 
 func mcNs() []int {
@@ -452,7 +452,7 @@ func TestManyClients(t *testing.T) {
 			for _, n := range mcNs() {
 				kinds := mcKinds()
 				if *mcOnly != "" {
-					kinds = slices.DeleteFunc(kinds, func(k mcKind) bool { return k.name != *mcOnly })
+					kinds = slices.DeleteFunc(kinds, func(k mcKind) bool { return !strings.Contains(k.name, *mcOnly) })
 				}
 				res := make([]mcRow, len(kinds))
 				usec0 := map[string]float64{}

@@ -287,6 +287,27 @@ func TestAIMDFromTheFleetsMeter(t *testing.T) {
 	if want := time.Duration(2 * float64(time.Second) / 80); p.BareBlock != want {
 		t.Errorf("fleet 100/s: block = %v, want two intervals at 80/s, %v", p.BareBlock, want)
 	}
+	// Refused before its own rate is known, after one accepted response:
+	// a meter of 1/s is its own (no cut yet: nothing to cut from but the
+	// one accepted, over the second the 429 blocks); one of 60/s is the
+	// fleet's, at half (its share, 1 of 2, is at the floor).
+	first := func(fleet float64) []store.RateUpdate {
+		var m Memory
+		r := request()
+		r.Rate = 0
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200}, Status: 200, SentAt: t0, Now: t0}, &p)
+		r.Fleet = fleet
+		p = Plan{}
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 429, Throttled: true}, Status: 429, SentAt: ms(10), Now: ms(20)}, &p)
+		return p.Update.Rates
+	}
+	if got := first(1); len(got) != 1 || got[0].Default != 1 {
+		t.Errorf("own meter before a rate: cut %+v, want one from the 1 accepted over a second", got)
+	}
+	if got := first(60); len(got) != 1 || got[0].Default != 30 {
+		t.Errorf("fleet meter before a rate: cut %+v, want one from 30/s", got)
+	}
 }
 
 // A Memory paced by a rate others of the fleet learned (the store's meter

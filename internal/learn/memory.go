@@ -337,15 +337,21 @@ func (m *Memory) fleetRateLocked(r *Request, acc float64) (float64, bool) {
 	if r.Fleet <= 0 {
 		return acc, false
 	}
-	share := 1.0
+	share, answered := 1.0, 0
 	if mt := m.accepted[r.Endpoint]; mt != nil {
 		a := mt.acceptedN + mt.lastAccepted
-		if n := a + mt.refused + mt.lastRefused; n > 0 {
-			share = float64(a) / float64(n)
+		if answered = a + mt.refused + mt.lastRefused; answered > 0 {
+			share = float64(a) / float64(answered)
 		}
 	}
-	if acc > 0 && share > 0 && r.Fleet < fleetOthers*acc/share {
-		return acc, false // the meter counts this Memory's own requests
+	switch {
+	case acc > 0 && share > 0 && r.Fleet < fleetOthers*acc/share,
+		acc <= 0 && r.Fleet < fleetOthers*float64(answered):
+		// The meter counts this Memory's own requests: what it sends, or,
+		// before its rate is known, what it has had answered (over the
+		// meter's last two windows, a second or more each: a count per
+		// second at least).
+		return acc, false
 	}
 	return max(acc, r.Fleet*max(share, fleetMinShare)), true
 }
