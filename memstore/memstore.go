@@ -15,8 +15,8 @@ import (
 )
 
 // DefaultMaxScopes is the most scopes a Store holds when MaxScopes is
-// zero: about 24 MiB of state (a scope with a learned rate takes about
-// 360 bytes with its key; bench's TestMemoryCeiling measures it).
+// zero: about 26 MiB of state (a scope with a learned rate takes about
+// 400 bytes with its key; bench's TestMemoryCeiling measures it).
 const DefaultMaxScopes = 1 << 16
 
 // Store is a [store.Store] in one process's memory: the default of a
