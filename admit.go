@@ -150,6 +150,12 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			// The turn comes no nearer: the request costs more than the
 			// scope's burst, which no waiting shortens. Book it.
 			horizon, wait = budget, 0
+		case d.Reason == store.Paced && !d.Reserved && !r.adm.Background && wait > horizon && prev > 0:
+			// Beyond the horizon a second time: others, whose lines this
+			// Transport does not see (other processes on a shared store),
+			// booked the turns that came nearer meanwhile. Book one now,
+			// in arrival order, rather than ask again and again.
+			horizon, wait = budget, 0
 		case d.Reason == store.Paced && !d.Reserved && wait > horizon:
 			// Heading the line (or a background request, which never books
 			// ahead): come back when the turn is near, or sooner, to see a

@@ -397,3 +397,41 @@ func TestLearningSendsFewUpdates(t *testing.T) {
 		}
 	})
 }
+
+// Callers of many Transports on one store (processes on one Redis), whose
+// turns lie far beyond the reservation horizon: each asks the store at
+// most five times (a look, again at the head of its Transport's line, once
+// more nearer its turn, the booking, and its admission), rather than every
+// second until its turn comes within the horizon, which others keep
+// booking first (8 times each, here, before). 20 Transports, 2 requests
+// each, at a learned 10/s (which AIMD raises as they succeed).
+func TestTurnsBeyondTheHorizonAreBookedNotPolled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sim.New(sim.Config{Provider: sim.Silent, Scale: 100}) // 1000/s: never the bottleneck
+		st := &countingStore{Store: memstore.New()}
+		const key = "https://api.test GET /v1/things"
+		if err := st.Update(context.Background(), &store.Update{Rates: []store.RateUpdate{{Key: key, Rate: 10, TTL: time.Hour}}}); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i := range 20 {
+			tr := &heed.Transport{Base: srv.RoundTripper(), Store: st, Rand: rand.New(rand.NewPCG(uint64(i), 2))}
+			for range 2 {
+				wg.Go(func() {
+					resp, err := send(context.Background(), tr, http.MethodGet, "https://api.test/v1/things", "")
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					resp.Body.Close()
+				})
+			}
+		}
+		wg.Wait()
+		admits := st.admits.Load()
+		t.Logf("40 requests: %d admissions", admits)
+		if admits > 5*40 {
+			t.Errorf("%d admissions for 40 requests, want at most 5 each", admits)
+		}
+	})
+}
