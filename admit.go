@@ -153,9 +153,12 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		case d.Reason == store.Paced && !d.Reserved && !r.adm.Background && wait > horizon && prev > 0:
 			// Beyond the horizon a second time: others, whose lines this
 			// Transport does not see (other processes on a shared store),
-			// booked the turns that came nearer meanwhile. Book one now,
-			// in arrival order, rather than ask again and again.
-			horizon, wait = budget, 0
+			// booked the turns that came nearer meanwhile. Look twice as
+			// far ahead, and book when the turn lies within that, rather
+			// than ask every second: a few asks however long the line.
+			horizon = min(2*horizon, budget)
+			prev = wait
+			wait = 0
 		case d.Reason == store.Paced && !d.Reserved && wait > horizon:
 			// Heading the line (or a background request, which never books
 			// ahead): come back when the turn is near, or sooner, to see a

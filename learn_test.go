@@ -399,11 +399,12 @@ func TestLearningSendsFewUpdates(t *testing.T) {
 }
 
 // Callers of many Transports on one store (processes on one Redis), whose
-// turns lie far beyond the reservation horizon: each asks the store at
-// most five times (a look, again at the head of its Transport's line, once
-// more nearer its turn, the booking, and its admission), rather than every
-// second until its turn comes within the horizon, which others keep
-// booking first (8 times each, here, before). 20 Transports, 2 requests
+// turns lie far beyond the reservation horizon: each asks the store a few
+// times (a look, again at the head of its Transport's line, then looking
+// twice as far ahead each time until its turn lies within that, and its
+// admission), at most five on average here, rather than every second
+// until its turn comes within the horizon, which others keep booking
+// first (8 times each, here, before). 20 Transports, 2 requests
 // each, at a learned 10/s (which AIMD raises as they succeed).
 func TestTurnsBeyondTheHorizonAreBookedNotPolled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
