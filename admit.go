@@ -156,9 +156,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			// booked the turns that came nearer meanwhile. Look twice as
 			// far ahead, and book when the turn lies within that, rather
 			// than ask every second: a few asks however long the line.
-			horizon = min(2*horizon, budget)
-			prev = wait
-			wait = 0
+			horizon, wait = min(2*horizon, budget), 0
 		case d.Reason == store.Paced && !d.Reserved && wait > horizon:
 			// Heading the line (or a background request, which never books
 			// ahead): come back when the turn is near, or sooner, to see a
