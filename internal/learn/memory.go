@@ -356,14 +356,8 @@ func (m *Memory) fleetRateLocked(r *Request, acc float64) (float64, bool) {
 	return max(acc, r.Fleet*max(share, fleetMinShare)), true
 }
 
-// membersRate returns the sum of the accepted rates of the endpoints that
-// share a tenant's widened scope.
-func (m *Memory) membersRate(tenant string, now time.Time) float64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.membersRateLocked(tenant, now)
-}
-
+// membersRateLocked returns the sum of the accepted rates of the endpoints
+// that share a tenant's widened scope; m.mu is held.
 func (m *Memory) membersRateLocked(tenant string, now time.Time) float64 {
 	sum := 0.0
 	if w := m.wide[tenant]; w != nil {
@@ -374,16 +368,10 @@ func (m *Memory) membersRateLocked(tenant string, now time.Time) float64 {
 	return sum
 }
 
-// acceptedRate returns how many of an endpoint's requests a second were
-// accepted while it was sending: over the last full window, or over the
-// current one so far once it has counted a tenth of it; zero when it does
-// not know.
-func (m *Memory) acceptedRate(endpoint string, now time.Time) float64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.acceptedRateLocked(endpoint, now)
-}
-
+// acceptedRateLocked returns how many of an endpoint's requests a second
+// were accepted while it was sending: over the last full window, or over
+// the current one so far once it has counted a quarter of it; zero when
+// it does not know; m.mu is held.
 func (m *Memory) acceptedRateLocked(endpoint string, now time.Time) float64 {
 	mt := m.accepted[endpoint]
 	switch {
