@@ -97,7 +97,6 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			// Charged: on its way to the server.
 			r.lease = d.Lease
 			r.keys.Fleet, r.keys.FleetRate, r.keys.FleetCeiling = d.Metered, d.Rate, d.Ceiling
-
 			if renews && d.Lease != 0 {
 				r.renewal = t.renew(r)
 			}

@@ -163,16 +163,16 @@ func (t *Transport) classify(req *http.Request) *request {
 			}
 		}
 	}
-	r.fresh = n == nfixed // no limit scope: the endpoint has reported none
-	meter := -1           // the AIMD scope, metered where others share the store
-	if r.fresh {
-		meter = iEndpoint
+	meter := -1 // the AIMD scope, metered where others share the store
+	if n == nfixed {
+		meter = iEndpoint // no limit scope: AIMD paces the endpoint
 	}
 	if key, ok := t.learner.Widened(tenant, endpointKey, r.start); ok && n < len(r.scopes) {
 		r.scopes[n] = store.ScopeAdmit{Key: key}
 		meter = n
 		n++
 	}
+	r.fresh = n == nfixed // no limit scope: the endpoint has reported none
 	if meter >= 0 && t.Store != nil {
 		// A store given to the Transport may be shared with others: its
 		// meter counts their requests to the scope that AIMD paces,

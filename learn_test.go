@@ -414,6 +414,7 @@ func TestTurnsBeyondTheHorizonAreBookedNotPolled(t *testing.T) {
 		if err := st.Update(context.Background(), &store.Update{Rates: []store.RateUpdate{{Key: key, Rate: 10, TTL: time.Hour}}}); err != nil {
 			t.Fatal(err)
 		}
+		start := time.Now()
 		var wg sync.WaitGroup
 		for i := range 20 {
 			tr := &heed.Transport{Base: srv.RoundTripper(), Store: st, Rand: rand.New(rand.NewPCG(uint64(i), 2))}
@@ -429,10 +430,15 @@ func TestTurnsBeyondTheHorizonAreBookedNotPolled(t *testing.T) {
 			}
 		}
 		wg.Wait()
-		admits := st.admits.Load()
-		t.Logf("40 requests: %d admissions", admits)
+		admits, took := st.admits.Load(), time.Since(start)
+		t.Logf("40 requests: %d admissions, done %v in", admits, took)
 		if admits > 5*40 {
 			t.Errorf("%d admissions for 40 requests, want at most 5 each", admits)
+		}
+		// No slower than 10/s (the last turn 3.9s in), and no faster than
+		// AIMD's raises can take the rate from it meanwhile.
+		if took < 2500*time.Millisecond || took > 4*time.Second {
+			t.Errorf("40 requests took %v, want within [2.5s, 4s]: 10/s, raised by AIMD as they succeed", took)
 		}
 	})
 }
