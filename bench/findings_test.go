@@ -167,3 +167,44 @@ func TestFindingFloatingReset(t *testing.T) {
 			tr.Accepted, allowed, 100*float64(tr.Accepted)/float64(allowed))
 	})
 }
+
+// TestFindingSilentStart: a 20r/s no-burst location alone (nginx's
+// limit_req with no burst, bare 429s), 4 workers, 20s. AIMD holds it at
+// 18-19/s once there, but gets there late: the first requests go together
+// and all but one are refused, the 429 blocks the endpoint for a second,
+// and slow start begins from the one accepted (1/s).
+func TestFindingSilentStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		modernClock()
+		srv := sim.New(sim.Config{Latency: 20 * time.Millisecond, Limits: []sim.Limit{{Name: "c", Kind: sim.LeakyBucket,
+			Quota: 20, Window: time.Second, NoDelay: true, Dialect: sim.Bare, Status: http.StatusTooManyRequests}}})
+		start := time.Now()
+		var mu sync.Mutex
+		var early, late int // accepted in the first 5s, and in the last 10s
+		count := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := srv.RoundTripper().RoundTrip(req)
+			if err == nil && resp.StatusCode == http.StatusOK {
+				mu.Lock()
+				switch at := time.Since(start); {
+				case at < 5*time.Second:
+					early++
+				case at >= 10*time.Second:
+					late++
+				}
+				mu.Unlock()
+			}
+			return resp, err
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		loop(ctx, &heed.Transport{Base: count}, "http://api.test/loc/c/x", 4)
+		tr := srv.Truth()
+		accepted := tr.Requests - tr.Rejected
+		expect(t, accepted >= 0.85*400, "20s at 20r/s, no burst: heed got %d of 400 accepted (%.0f%%), %d in the first 5s (of 100), %d in the last 10s (of 200); %d answered 429",
+			accepted, 100*float64(accepted)/400, early, late, tr.Rejected)
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
