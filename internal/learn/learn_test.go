@@ -176,6 +176,12 @@ func TestAIMD(t *testing.T) {
 		m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: sentAt, Now: now}, &p)
 		return p
 	}
+	stepPaced := func(status int, sentAt, now time.Time, pacedBy string) Plan {
+		var p Plan
+		obs := &header.Observation{Status: status, Throttled: status == 429}
+		m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: sentAt, Now: now, PacedBy: pacedBy}, &p)
+		return p
+	}
 	rate := func(p Plan) store.RateUpdate {
 		if len(p.Update.Rates) != 1 {
 			return store.RateUpdate{}
@@ -209,33 +215,103 @@ func TestAIMD(t *testing.T) {
 		t.Errorf("second 429 in a row blocks %v, want %v", p.BareBlock, 4*time.Second/10)
 	}
 	// Slow start: no ceiling yet (the first cut's rate was measured around
-	// the first 429's blocks), so quiet successes about double the rate.
-	var raises []float64
+	// the first 429's blocks). Successes of requests that waited for the
+	// endpoint's rate double it every aimdDouble: the eighth, 430ms after
+	// the cut, raises it by 2^(430/500), to at most four times the rate
+	// accepted.
+	var raises []store.RateUpdate
 	for i := range aimdFlush {
-		if ru := rate(step(200, ms(400+50*i), ms(400+50*i))); ru.Add != 0 {
-			raises = append(raises, ru.Add)
+		if ru := rate(stepPaced(200, ms(400+50*i), ms(400+50*i), r.Endpoint)); ru.Key != "" {
+			raises = append(raises, ru)
 		}
 	}
-	// The meter reads 20 accepted over the last 2.4s (the refusals' time
-	// counts): 8.33/s, and one raise is at most half of it.
-	if want := min(aimdFlush*aimdSlowStart, 20/2.4/2); len(raises) != 1 || math.Abs(raises[0]-want) > 1e-9 {
-		t.Errorf("slow-start raises = %v, want one of %v", raises, want)
+	acc := m.accepted[r.Endpoint].sliding()
+	if want := math.Exp2(430.0 / 500); len(raises) != 1 || math.Abs(raises[0].Factor-want) > 1e-9 || raises[0].Add != 0 ||
+		math.Abs(raises[0].Max-aimdDoubleOver*acc) > 1e-9 {
+		t.Errorf("slow-start raises = %+v, want one by a factor of %v to at most %v", raises, want, aimdDoubleOver*acc)
 	}
 	// Refused again after quiet successes, within aimdFastGap: still far
-	// too fast. This cut's accepted rate is the ceiling.
-	if f := rate(step(429, ms(1500), ms(1520))).Factor; f != aimdCutFast {
-		t.Errorf("cut after a recovery = %v, want the fast cut %v", f, aimdCutFast)
+	// too fast. The doubling ends, but the accepted rate lags a rate that
+	// doubled 50ms ago: no ceiling yet.
+	if ru := rate(step(429, ms(780), ms(800))); ru.Factor != aimdCutFast || ru.Ceiling != 0 {
+		t.Errorf("cut ending the doubling = %+v, want the fast cut %v and no ceiling", ru, aimdCutFast)
 	}
-	// Near the ceiling (the meter still reads the rate at the cut): probe
-	// slowly.
+	// Slow start goes on by steps, however long requests wait for it.
 	raises = raises[:0]
 	for i := range aimdFlush {
-		if ru := rate(step(200, ms(1600+50*i), ms(1600+50*i))); ru.Add != 0 {
-			raises = append(raises, ru.Add)
+		if ru := rate(stepPaced(200, ms(850+50*i), ms(850+50*i), r.Endpoint)); ru.Key != "" {
+			raises = append(raises, ru)
 		}
 	}
-	if len(raises) != 1 || math.Abs(raises[0]-aimdFlush*aimdIncrease) > 1e-9 {
-		t.Errorf("raises near the ceiling = %v, want one of %v", raises, aimdFlush*aimdIncrease)
+	if len(raises) != 1 || raises[0].Factor != 0 || raises[0].Add <= 0 {
+		t.Errorf("raises after the doubling ended = %+v, want one step", raises)
+	}
+	// Refused a meter window after the last doubling, accepted at 20/s
+	// meanwhile: this cut's accepted rate is the ceiling.
+	for at := 1250; at < 3000; at += 50 {
+		step(200, ms(at), ms(at))
+	}
+	ru := rate(step(429, ms(2980), ms(3000)))
+	if acc := m.accepted[r.Endpoint].sliding(); ru.Ceiling <= 0 || math.Abs(ru.Ceiling-acc) > 1e-9 {
+		t.Errorf("cut a window after the doubling = %+v, want the ceiling at the accepted %v", ru, acc)
+	}
+	// Accepted at the rate of the cut or above it: near the ceiling, so
+	// probe slowly.
+	raises = raises[:0]
+	for i := range aimdFlush {
+		if ru := rate(step(200, ms(3050+50*i), ms(3050+50*i))); ru.Key != "" {
+			raises = append(raises, ru)
+		}
+	}
+	if len(raises) != 1 || math.Abs(raises[0].Add-aimdFlush*aimdIncrease) > 1e-9 || raises[0].Factor != 0 {
+		t.Errorf("raises near the ceiling = %+v, want one adding %v", raises, aimdFlush*aimdIncrease)
+	}
+}
+
+// A slow start doubles a rate only while requests wait for it, and only
+// while one endpoint of the tenant draws bare 429s; otherwise it steps.
+func TestSlowStartDoublesOnlyABindingRateOfOneEndpoint(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	run := func(t *testing.T, pacedBy func(r *Request) string, other bool) store.RateUpdate {
+		var m Memory
+		r := request()
+		step := func(r *Request, status int, at time.Time, pacedBy string) Plan {
+			var p Plan
+			obs := &header.Observation{Status: status, Throttled: status == 429}
+			m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: at, Now: at, PacedBy: pacedBy}, &p)
+			return p
+		}
+		for i := range 40 {
+			step(r, 200, ms(100*i-4000), "")
+		}
+		step(r, 429, t0, "")
+		if other {
+			o := *r
+			o.Endpoint = r.Endpoint + "/other"
+			step(&o, 429, ms(10), "")
+		}
+		var raises []store.RateUpdate
+		for i := range aimdFlush {
+			p := step(r, 200, ms(400+50*i), pacedBy(r))
+			for _, ru := range p.Update.Rates {
+				if ru.Key == r.Endpoint {
+					raises = append(raises, ru)
+				}
+			}
+		}
+		if len(raises) != 1 {
+			t.Fatalf("raises = %+v, want one", raises)
+		}
+		return raises[0]
+	}
+	if ru := run(t, func(r *Request) string { return r.Endpoint }, false); ru.Factor <= 1 || ru.Add != 0 {
+		t.Errorf("waited for, one endpoint refused: %+v, want a doubling factor", ru)
+	}
+	if ru := run(t, func(r *Request) string { return "" }, false); ru.Factor != 0 || ru.Add <= 0 {
+		t.Errorf("waited for by nothing: %+v, want a step", ru)
+	}
+	if ru := run(t, func(r *Request) string { return r.Endpoint }, true); ru.Factor != 0 || ru.Add <= 0 {
+		t.Errorf("another endpoint of the tenant refused too: %+v, want a step", ru)
 	}
 }
 
@@ -1180,5 +1256,22 @@ func TestPlanSpreadsANearWindowToNothing(t *testing.T) {
 	// The same count near the end of a window seen an hour long: 2 kept.
 	if ru := plan(&hourly, 4, 2*time.Second); math.Abs(ru.Rate-2/1.7) > 1e-9 {
 		t.Errorf("hourly window near its end: rate %v, want %v", ru.Rate, 2/1.7)
+	}
+}
+
+// A cut within a meter window of a slow start's doubling ends the
+// doubling and sets no ceiling: the accepted rate lags a rate that
+// doubles. One later sets it at the accepted rate.
+func TestNoCeilingFromACutJustAfterADoubling(t *testing.T) {
+	var m Memory
+	at := t0.Add(10 * time.Second)
+	m.aimd = map[string]*aimdState{"k": {lastCut: t0, lastDouble: at.Add(-time.Second)}}
+	if _, _, c, ok := m.cut("k", at, at, 0, 30); !ok || c != 0 || m.aimd["k"].ceiling != 0 || !m.aimd["k"].ramped {
+		t.Errorf("cut a second after a doubling: ceiling %v (held %v, ramped %v), want none, and ramped", c, m.aimd["k"].ceiling, m.aimd["k"].ramped)
+	}
+	m.aimd["k"].run = 0
+	at = at.Add(meterWindow)
+	if _, _, c, ok := m.cut("k", at, at, 0, 25); !ok || c != 25 || m.aimd["k"].ceiling != 25 {
+		t.Errorf("cut a meter window on: ceiling %v (held %v), want 25", c, m.aimd["k"].ceiling)
 	}
 }

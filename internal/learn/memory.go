@@ -118,6 +118,12 @@ type aimdState struct {
 	// ceiling is the accepted rate when the last cut came: where the
 	// server started refusing.
 	ceiling float64
+	// lastDouble is when a slow start last doubled the rate, and ramped
+	// that a cut has ended the doubling: from then on slow start goes by
+	// steps. The accepted rate lags a rate that doubles by up to a meter
+	// window, so no cut sets a ceiling from it for that long after.
+	lastDouble time.Time
+	ramped     bool
 }
 
 // meter measures how fast an endpoint's requests are accepted while it is
@@ -130,6 +136,10 @@ type meter struct {
 	active time.Duration // time counted since the window began
 	n      int
 	rate   float64 // the last full window's
+	// prevN and prevActive are the last full window's count and time,
+	// for a rate over a window that slides (sliding).
+	prevN      int
+	prevActive time.Duration
 	// Bare 429s and accepted responses, this window and the last, for
 	// how far over its limit the endpoint is sending.
 	refused, acceptedN, lastRefused, lastAccepted int
@@ -142,6 +152,19 @@ const (
 	meterGap    = time.Second
 	meterWindow = 2 * time.Second
 )
+
+// sliding is the accepted rate over the last meterWindow of sending time:
+// this window's count and the share of the last full window's that a
+// window ending now still covers. A rate held from one window to the next
+// lagged up to two windows behind a rate that doubles every half second in
+// slow start, and the ceiling and blocks taken from it with it.
+func (mt *meter) sliding() float64 {
+	w := 1 - mt.active.Seconds()/meterWindow.Seconds()
+	if w <= 0 || mt.prevActive <= 0 {
+		return float64(mt.n) / mt.active.Seconds()
+	}
+	return (float64(mt.n) + w*float64(mt.prevN)) / (mt.active.Seconds() + w*mt.prevActive.Seconds())
+}
 
 // reset clears a map when it is full (or not made yet).
 func reset[K comparable, V any](m *map[K]V) {
@@ -288,6 +311,7 @@ func (m *Memory) acceptLocked(endpoint string, now time.Time) {
 	mt.acceptedN++
 	if mt.active >= meterWindow {
 		mt.rate = float64(mt.n) / mt.active.Seconds()
+		mt.prevN, mt.prevActive = mt.n, mt.active
 		mt.active, mt.n = 0, 0
 		mt.lastRefused, mt.lastAccepted, mt.refused, mt.acceptedN = mt.refused, mt.acceptedN, 0, 0
 	}
@@ -369,16 +393,17 @@ func (m *Memory) membersRateLocked(tenant string, now time.Time) float64 {
 }
 
 // acceptedRateLocked returns how many of an endpoint's requests a second
-// were accepted while it was sending: over the last full window, or over
-// the current one so far once it has counted a quarter of it; zero when
-// it does not know; m.mu is held.
+// were accepted while it was sending: over the last meterWindow once a
+// full window has been counted (sliding), or over the current one so far
+// once it has counted a quarter of it; zero when it does not know; m.mu is
+// held.
 func (m *Memory) acceptedRateLocked(endpoint string, now time.Time) float64 {
 	mt := m.accepted[endpoint]
 	switch {
 	case mt == nil:
 		return 0
 	case mt.rate > 0:
-		return mt.rate
+		return mt.sliding()
 	case mt.active >= meterWindow/4:
 		return float64(mt.n) / mt.active.Seconds()
 	}
@@ -449,7 +474,11 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, ac
 	// where the server's limit lies, when AIMD paced them and they were
 	// accepted since the last cut; the first cut's, and that of a 429 in a
 	// row, were measured around blocks that held the requests back.
-	if acc > 0 && !first && st.run == 0 {
+	lagging := !st.lastDouble.IsZero() && now.Sub(st.lastDouble) < meterWindow
+	if lagging {
+		st.ramped = true
+	}
+	if acc > 0 && !first && st.run == 0 && !lagging {
 		st.ceiling, ceiling = acc, acc
 	}
 	st.lastCut, st.lastRaise, st.quiet = now, now, 0
