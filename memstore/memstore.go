@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/heedhttp/heed/limiter"
 	"github.com/heedhttp/heed/store"
@@ -46,6 +47,34 @@ type Store struct {
 	scopes    map[string]*scopeState
 	lru       scopeState // the ring of scopes by last use: lru.next the newest, lru.prev the oldest
 	nextLease store.Lease
+	// hints finds a scope by where its key's bytes lie, before the map
+	// hashes them: a caller that names a scope with the same string each
+	// time (a Transport's keys come from its caches) skips the hash of a
+	// long key. An entry holds the key's bytes, so no other string can lie
+	// there while it does; one for a scope since dropped is stale (dropped).
+	hints [hintSlots]hint
+}
+
+const hintSlots = 256
+
+type hint struct {
+	p  *byte
+	n  int
+	st *scopeState
+}
+
+// lookup returns the scope of key, or nil; s.mu is held.
+func (s *Store) lookup(key string) *scopeState {
+	p := unsafe.StringData(key)
+	h := &s.hints[(uintptr(unsafe.Pointer(p))>>4^uintptr(len(key)))%hintSlots]
+	if h.p == p && h.n == len(key) && h.st != nil && !h.st.dropped {
+		return h.st
+	}
+	st := s.scopes[key]
+	if st != nil {
+		*h = hint{p: p, n: len(key), st: st}
+	}
+	return st
 }
 
 // trimLook is how many of the scopes used least recently a new scope
@@ -63,11 +92,12 @@ type scopeState struct {
 	burst        float64
 	ceiling      float64 // RateUpdate.Ceiling, while rate holds
 	rateUntil    time.Time
-	used         time.Time                 // the last admission that asked for it
-	cutAt        time.Time                 // when a cut last applied (RateUpdate.Event)
-	leases       map[store.Lease]time.Time // lease -> expiry; zero for none
-	expiring     int                       // leases with an expiry, which expireLeases looks for
-	window       []time.Time               // a sliding log (ScopeAdmit.Window): when each place frees, sorted
+	used         time.Time   // the last admission that asked for it
+	cutAt        time.Time   // when a cut last applied (RateUpdate.Event)
+	leases       []heldLease // the leases held, in no order
+	expiring     int         // leases with an expiry, which expireLeases looks for
+	dropped      bool        // dropped from the Store (its hints are stale)
+	window       []time.Time // a sliding log (ScopeAdmit.Window): when each place frees, sorted
 	// A counted window (RateUpdate.Until): until leftUntil, only left
 	// units may be taken (none while it is a debt); tat is leftUntil, so
 	// that the bucket is full when the window turns.
@@ -77,6 +107,15 @@ type scopeState struct {
 	// meterSec (Unix seconds) and in the one before it.
 	meterSec            int64
 	meterCur, meterPrev int32
+}
+
+// heldLease is a lease a scope holds, and when it expires (zero: never).
+// A scope holds as many as its concurrency limit lets through, a few
+// dozen at most in practice: a slice scanned on release costs less than a
+// map's hashing.
+type heldLease struct {
+	id  store.Lease
+	exp time.Time
 }
 
 // meter counts an admission at now, and returns how many came over about
@@ -154,7 +193,7 @@ func (s *Store) Len() int {
 }
 
 func (s *Store) state(key string, now time.Time) *scopeState {
-	st := s.scopes[key]
+	st := s.lookup(key)
 	if st == nil {
 		if s.scopes == nil {
 			s.scopes = make(map[string]*scopeState)
@@ -193,6 +232,7 @@ func (s *Store) trim(now time.Time) {
 		if st.used.Before(now) && (st.idle(now) || full && st.evictable(now)) {
 			st.prev.next, st.next.prev = st.next, st.prev
 			delete(s.scopes, st.key)
+			st.dropped = true
 			full = len(s.scopes) >= s.maxScopes()
 			continue
 		}
@@ -243,12 +283,16 @@ func (st *scopeState) expireLeases(now time.Time) {
 	if st.expiring == 0 {
 		return
 	}
-	for l, exp := range st.leases {
-		if !exp.IsZero() && !exp.After(now) {
-			delete(st.leases, l)
+	kept := st.leases[:0]
+	for _, l := range st.leases {
+		if !l.exp.IsZero() && !l.exp.After(now) {
 			st.expiring--
+			continue
 		}
+		kept = append(kept, l)
 	}
+	clear(st.leases[len(kept):])
+	st.leases = kept
 }
 
 // pace returns the scope's pace: its learned rate while one holds, else the
@@ -391,10 +435,10 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 				s.nextLease++
 				lease = s.nextLease
 			}
-			if st.leases == nil {
-				st.leases = make(map[store.Lease]time.Time, 4)
+			if n := len(st.leases); n > 0 && st.leases[n-1].id == lease {
+				continue // a scope named twice: one slot
 			}
-			st.leases[lease] = expiry
+			st.leases = append(st.leases, heldLease{id: lease, exp: expiry})
 			if !expiry.IsZero() {
 				st.expiring++
 			}
@@ -420,10 +464,12 @@ func blockedOrSpaced(a *store.Admission, sts []*scopeState, now time.Time) (stor
 	var blocked, spaced time.Time
 	b, g := -1, -1
 	for i, st := range sts {
-		if t := st.blockedUntil; t.After(now) && t.After(blocked) {
+		// Most scopes were never blocked nor spaced: their zero times
+		// are told apart before any comparison of instants.
+		if t := st.blockedUntil; !t.IsZero() && t.After(now) && t.After(blocked) {
 			blocked, b = t, i
 		}
-		if t := st.notBefore; t.After(now) && t.After(spaced) {
+		if t := st.notBefore; !t.IsZero() && t.After(now) && t.After(spaced) {
 			spaced, g = t, i
 		}
 	}
@@ -456,15 +502,18 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 		if a.Scopes[i].Limit <= 0 && a.Scopes[i].Gap <= 0 {
 			continue // Admit gave it no lease
 		}
-		st := s.scopes[a.Scopes[i].Key]
+		st := s.lookup(a.Scopes[i].Key)
 		if st == nil {
 			continue
 		}
-		exp, held := st.leases[lease]
-		if !held {
+		j := slices.IndexFunc(st.leases, func(l heldLease) bool { return l.id == lease })
+		if j < 0 {
 			continue
 		}
-		delete(st.leases, lease)
+		exp := st.leases[j].exp
+		last := len(st.leases) - 1
+		st.leases[j], st.leases[last] = st.leases[last], heldLease{}
+		st.leases = st.leases[:last]
 		if !exp.IsZero() {
 			st.expiring--
 		}
@@ -559,7 +608,7 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 		}
 	}
 	for _, c := range u.Charges {
-		st := s.scopes[c.Key]
+		st := s.lookup(c.Key)
 		if st == nil || st.rate <= 0 || !st.rateUntil.After(now) {
 			continue
 		}

@@ -205,3 +205,58 @@ func TestLeaseWithATTLExpiresAmongOthers(t *testing.T) {
 		}
 	})
 }
+
+// A scope named twice in one admission takes one concurrency slot, and
+// the release gives it back.
+func TestScopeNamedTwiceTakesOneSlot(t *testing.T) {
+	s := memstore.New()
+	ctx := context.Background()
+	a := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "t", Limit: 2}, {Key: "t", Limit: 2}}}
+	d, err := s.Admit(ctx, a)
+	if err != nil || d.Reason != store.Admitted {
+		t.Fatalf("first: %+v, %v", d, err)
+	}
+	if snap, _ := s.Snapshot("t"); snap.Leases != 1 {
+		t.Errorf("leases after one admission = %d, want 1", snap.Leases)
+	}
+	if err := s.Release(ctx, a, d.Lease); err != nil {
+		t.Fatal(err)
+	}
+	if snap, _ := s.Snapshot("t"); snap.Leases != 0 {
+		t.Errorf("leases after its release = %d, want 0", snap.Leases)
+	}
+}
+
+// A scope dropped from the store and made again under the same key string
+// is found anew, not through the hint of the dropped one.
+func TestDroppedScopeIsNotFoundByItsHint(t *testing.T) {
+	clock := time.Unix(1_000_000, 0)
+	s := &memstore.Store{Now: func() time.Time { return clock }, MaxScopes: 4}
+	ctx := context.Background()
+	key := string([]byte("endpoint k")) // one string, whose bytes the hint remembers
+	admit := func(k string) {
+		t.Helper()
+		if _, err := s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: k}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admit(key)
+	admit(key) // found again: through its hint
+	for i := range 8 { // newer scopes push the idle one out
+		clock = clock.Add(time.Second)
+		admit(fmt.Sprint("other ", i))
+	}
+	if _, held := s.Snapshot(key); held {
+		t.Fatalf("%q still held after 8 newer scopes in a store of 4", key)
+	}
+	if err := s.Update(ctx, &store.Update{Blocks: []store.Block{{Key: key, For: time.Minute}}}); err != nil {
+		t.Fatal(err)
+	}
+	if snap, held := s.Snapshot(key); !held || !snap.BlockedUntil.Equal(clock.Add(time.Minute)) {
+		t.Errorf("after a block: %+v (held %v), want blocked until %v", snap, held, clock.Add(time.Minute))
+	}
+	d, err := s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: key}}})
+	if err != nil || d.Reason != store.Blocked || d.Wait != time.Minute {
+		t.Errorf("admission after the block: %+v, %v; want blocked for 1m", d, err)
+	}
+}
