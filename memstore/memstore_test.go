@@ -241,7 +241,7 @@ func TestDroppedScopeIsNotFoundByItsHint(t *testing.T) {
 		}
 	}
 	admit(key)
-	admit(key) // found again: through its hint
+	admit(key)         // found again: through its hint
 	for i := range 8 { // newer scopes push the idle one out
 		clock = clock.Add(time.Second)
 		admit(fmt.Sprint("other ", i))
