@@ -16,8 +16,8 @@ import (
 )
 
 // DefaultMaxScopes is the most scopes a Store holds when MaxScopes is
-// zero: about 26 MiB of state (a scope with a learned rate takes about
-// 400 bytes with its key; bench's TestMemoryCeiling measures it).
+// zero: about 21 MiB of state (a scope with a learned rate takes about
+// 325 bytes with its key; bench's TestMemoryCeiling measures it).
 const DefaultMaxScopes = 1 << 16
 
 // Store is a [store.Store] in one process's memory: the default of a
@@ -53,6 +53,7 @@ type Store struct {
 	// long key. An entry holds the key's bytes, so no other string can lie
 	// there while it does; one for a scope since dropped is stale (dropped).
 	hints [hintSlots]hint
+	base  time.Time // the zero of the store's instants (instant)
 }
 
 const hintSlots = 256
@@ -85,24 +86,24 @@ const trimLook = 2
 type scopeState struct {
 	key          string
 	prev, next   *scopeState // Store.lru
-	blockedUntil time.Time
-	notBefore    time.Time // end of the gap after the last release
-	tat          time.Time // GCRA theoretical arrival time
-	rate         float64   // learned rate; zero when none
+	blockedUntil instant
+	notBefore    instant // end of the gap after the last release
+	tat          instant // GCRA theoretical arrival time
+	rate         float64 // learned rate; zero when none
 	burst        float64
 	ceiling      float64 // RateUpdate.Ceiling, while rate holds
-	rateUntil    time.Time
-	used         time.Time   // the last admission that asked for it
-	cutAt        time.Time   // when a cut last applied (RateUpdate.Event)
+	rateUntil    instant
+	used         instant     // the last admission that asked for it
+	cutAt        instant     // when a cut last applied (RateUpdate.Event)
 	leases       []heldLease // the leases held, in no order
 	expiring     int         // leases with an expiry, which expireLeases looks for
 	dropped      bool        // dropped from the Store (its hints are stale)
-	window       []time.Time // a sliding log (ScopeAdmit.Window): when each place frees, sorted
+	window       []instant   // a sliding log (ScopeAdmit.Window): when each place frees, sorted
 	// A counted window (RateUpdate.Until): until leftUntil, only left
 	// units may be taken (none while it is a debt); tat is leftUntil, so
 	// that the bucket is full when the window turns.
 	left      float64
-	leftUntil time.Time
+	leftUntil instant
 	// The admission meter (ScopeAdmit.Meter): admissions in the second
 	// meterSec (Unix seconds) and in the one before it.
 	meterSec            int64
@@ -115,14 +116,73 @@ type scopeState struct {
 // map's hashing.
 type heldLease struct {
 	id  store.Lease
-	exp time.Time
+	exp instant
+}
+
+// instant is a point in time as a Store holds it: nanoseconds since its
+// base, a century before the first instant it saw, so that every instant
+// it meets is positive and zero means none. Comparisons and arithmetic on
+// instants are on integers; a time.Time's each check its monotonic reading
+// and location (about half of a decision's time went to them).
+type instant int64
+
+func (i instant) After(j instant) bool        { return i > j }
+func (i instant) Before(j instant) bool       { return i < j }
+func (i instant) Equal(j instant) bool        { return i == j }
+func (i instant) IsZero() bool                { return i == 0 }
+func (i instant) Add(d time.Duration) instant { return i + instant(d) }
+func (i instant) Sub(j instant) time.Duration { return time.Duration(i - j) }
+
+// baseBack is how far before the first instant it sees a Store's base lies.
+const baseBack = 100 * 365 * 24 * time.Hour
+
+// instant returns t as an instant of the store; s.mu is held.
+func (s *Store) instant(t time.Time) instant {
+	if t.IsZero() {
+		return 0
+	}
+	if s.base.IsZero() {
+		// A whole number of seconds before t, by the wall clock, so that
+		// the meter's seconds are the wall clock's, as Redis's are.
+		s.base = t.Add(-baseBack - time.Duration(t.Nanosecond()))
+	}
+	return instant(t.Sub(s.base))
+}
+
+// time returns the time.Time of an instant of the store (zero for none);
+// s.mu is held.
+func (s *Store) time(i instant) time.Time {
+	if i == 0 {
+		return time.Time{}
+	}
+	return s.base.Add(time.Duration(i))
+}
+
+// reserve is limiter.Pace.Reserve on instants.
+func reserve(p limiter.Pace, tat, now instant, cost float64) (instant, time.Duration) {
+	if p.Rate <= 0 || math.IsNaN(p.Rate) {
+		return tat, 0
+	}
+	floor := now
+	if b := burstOf(p); b < 1 {
+		floor = now.Add(p.Span(b) - p.Span(1))
+	}
+	if tat.Before(floor) {
+		tat = floor
+	}
+	newTAT := tat.Add(p.Span(cost))
+	var wait time.Duration
+	if allowAt := newTAT.Add(-p.Span(burstOf(p))); allowAt.After(now) {
+		wait = allowAt.Sub(now)
+	}
+	return newTAT, wait
 }
 
 // meter counts an admission at now, and returns how many came over about
 // the second before it: the current second's, and the share of the
 // previous second's not yet a second old.
-func (st *scopeState) meter(now time.Time) float64 {
-	ns := now.UnixNano()
+func (st *scopeState) meter(now instant) float64 {
+	ns := int64(now) // seconds counted from the store's base, a whole number of seconds before a time
 	sec := ns / int64(time.Second)
 	switch sec - st.meterSec {
 	case 0:
@@ -142,12 +202,12 @@ func (st *scopeState) meter(now time.Time) float64 {
 
 // counted reports whether the scope is in a counted window at now; a
 // window that has turned is dropped (tat already holds what it owed).
-func (st *scopeState) counted(now time.Time) bool {
+func (st *scopeState) counted(now instant) bool {
 	if st.leftUntil.IsZero() {
 		return false
 	}
 	if !st.leftUntil.After(now) {
-		st.leftUntil, st.left = time.Time{}, 0
+		st.leftUntil, st.left = instant(0), 0
 		return false
 	}
 	return true
@@ -158,16 +218,17 @@ func (st *scopeState) counted(now time.Time) bool {
 // from full: none while what is left covers it (and the reserve), else
 // until the window turns, or longer for a request that costs more than
 // the burst.
-func (st *scopeState) countedWait(p limiter.Pace, full float64, now time.Time, cost float64) time.Duration {
+func (st *scopeState) countedWait(p limiter.Pace, full float64, now instant, cost float64) time.Duration {
 	if st.left >= cost+full-burstOf(p) {
 		return 0
 	}
-	return max(st.leftUntil.Sub(now), p.Check(st.tat, now, cost))
+	_, wait := reserve(p, st.tat, now, cost)
+	return max(st.leftUntil.Sub(now), wait)
 }
 
 // burstOf is a pace's burst as limiter.Pace applies it.
 func burstOf(p limiter.Pace) float64 {
-	if p.Burst <= 0 {
+	if p.Burst <= 0 || math.IsNaN(p.Burst) {
 		return 1
 	}
 	return p.Burst
@@ -192,7 +253,7 @@ func (s *Store) Len() int {
 	return len(s.scopes)
 }
 
-func (s *Store) state(key string, now time.Time) *scopeState {
+func (s *Store) state(key string, now instant) *scopeState {
 	st := s.lookup(key)
 	if st == nil {
 		if s.scopes == nil {
@@ -222,7 +283,7 @@ func (s *Store) front(st *scopeState) {
 // state; one that must stay (a block, a lease, a gap, or a use at this
 // very instant, by the admission asking now) goes to the front, so that
 // the next look sees others.
-func (s *Store) trim(now time.Time) {
+func (s *Store) trim(now instant) {
 	full := len(s.scopes) >= s.maxScopes()
 	for range trimLook {
 		st := s.lru.prev
@@ -253,23 +314,23 @@ func (s *Store) maxScopes() int {
 // evictable reports whether a scope holds nothing a caller waits for: no
 // lease, no block, no gap (only a learned rate or a pacing debt, which the
 // next responses teach again).
-func (st *scopeState) evictable(now time.Time) bool {
+func (st *scopeState) evictable(now instant) bool {
 	return len(st.leases) == 0 && !st.windowHeld(now) && !st.blockedUntil.After(now) && !st.notBefore.After(now)
 }
 
-func (st *scopeState) idle(now time.Time) bool {
+func (st *scopeState) idle(now instant) bool {
 	st.expireLeases(now)
 	return len(st.leases) == 0 && !st.windowHeld(now) && !st.blockedUntil.After(now) && !st.notBefore.After(now) &&
 		!st.tat.After(now) && !st.rateUntil.After(now)
 }
 
 // windowHeld reports whether the scope's sliding log holds a place at now.
-func (st *scopeState) windowHeld(now time.Time) bool {
+func (st *scopeState) windowHeld(now instant) bool {
 	return len(st.window) > 0 && st.window[len(st.window)-1].After(now)
 }
 
 // expireWindow drops the places of the sliding log that are free at now.
-func (st *scopeState) expireWindow(now time.Time) {
+func (st *scopeState) expireWindow(now instant) {
 	i := 0
 	for i < len(st.window) && !st.window[i].After(now) {
 		i++
@@ -279,7 +340,7 @@ func (st *scopeState) expireWindow(now time.Time) {
 	}
 }
 
-func (st *scopeState) expireLeases(now time.Time) {
+func (st *scopeState) expireLeases(now instant) {
 	if st.expiring == 0 {
 		return
 	}
@@ -298,7 +359,7 @@ func (st *scopeState) expireLeases(now time.Time) {
 // pace returns the scope's pace: its learned rate while one holds, else the
 // admission's default. For a background admission a, the burst is cut by
 // its reserve.
-func (st *scopeState) pace(sc *store.ScopeAdmit, now time.Time, a *store.Admission) limiter.Pace {
+func (st *scopeState) pace(sc *store.ScopeAdmit, now instant, a *store.Admission) limiter.Pace {
 	p := limiter.Pace{Rate: sc.Rate, Burst: sc.Burst}
 	if st.rate > 0 && st.rateUntil.After(now) {
 		p = limiter.Pace{Rate: st.rate, Burst: st.burst}
@@ -314,12 +375,13 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	if err := ctx.Err(); err != nil {
 		return store.Decision{}, err
 	}
-	now := a.Now
-	if now.IsZero() || s.Now != nil {
-		now = s.now()
+	t := a.Now
+	if t.IsZero() || s.Now != nil {
+		t = s.now()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.instant(t)
 
 	var states [12]*scopeState // a request's scopes fit (heed's scope.MaxPerRequest is 10)
 	sts := states[:0]
@@ -344,7 +406,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	}
 
 	// Sliding logs: the request waits for the oldest place of the fullest.
-	var full time.Time
+	var full instant
 	fullest := -1
 	for i, st := range sts {
 		if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window > 0 {
@@ -367,7 +429,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		// What each scope's reservation at now would leave, from the tat
 		// it was computed from: a request that goes now books exactly
 		// that, unless a scope named twice moved the tat meanwhile.
-		var tats, from [12]time.Time
+		var tats, from [12]instant
 		yielding := a.Background && a.Reserve > 0 // checked at a pace other than the one booked
 		for i, st := range sts {
 			p := st.pace(&a.Scopes[i], now, a)
@@ -379,7 +441,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 				w = st.countedWait(p, burstOf(st.pace(&a.Scopes[i], now, nil)), now, a.CostOf(i))
 			} else {
 				from[i] = st.tat
-				tats[i], w = p.Reserve(st.tat, now, a.CostOf(i))
+				tats[i], w = reserve(p, st.tat, now, a.CostOf(i))
 			}
 			if w > wait {
 				wait, slowest = w, i
@@ -403,7 +465,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 				st.tat = tats[i]
 				continue
 			}
-			st.tat, _ = p.Reserve(st.tat, at, a.CostOf(i))
+			st.tat, _ = reserve(p, st.tat, at, a.CostOf(i))
 		}
 		if wait > 0 {
 			return store.Decision{Reason: store.Paced, Wait: wait, Scope: a.Scopes[slowest].Key, Reserved: true}, nil
@@ -411,7 +473,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	}
 
 	lease := store.Lease(0)
-	var expiry time.Time // zero: held until released
+	var expiry instant // zero: held until released
 	if a.LeaseTTL > 0 {
 		expiry = now.Add(a.LeaseTTL)
 	}
@@ -460,8 +522,8 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 // blockedOrSpaced returns a decision to wait for the latest block of the
 // scopes that runs past now, the first scope winning ties, or else for the
 // latest gap, if any runs.
-func blockedOrSpaced(a *store.Admission, sts []*scopeState, now time.Time) (store.Decision, bool) {
-	var blocked, spaced time.Time
+func blockedOrSpaced(a *store.Admission, sts []*scopeState, now instant) (store.Decision, bool) {
+	var blocked, spaced instant
 	b, g := -1, -1
 	for i, st := range sts {
 		// Most scopes were never blocked nor spaced: their zero times
@@ -489,10 +551,10 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 	}
 	// The clock is read only when a lease has an expiry or a gap follows:
 	// a plain concurrency slot gives its place back without one.
-	var now time.Time
-	clock := func() time.Time {
+	var now instant
+	clock := func() instant { // s.mu is held
 		if now.IsZero() {
-			now = s.now()
+			now = s.instant(s.now())
 		}
 		return now
 	}
@@ -537,9 +599,10 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 
 // Update implements [store.Store].
 func (s *Store) Update(ctx context.Context, u *store.Update) error {
-	now := s.now()
+	t := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.instant(t)
 	for _, b := range u.Blocks {
 		if b.For <= 0 {
 			continue
@@ -553,7 +616,7 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 		r := &u.Rates[i]
 		st := s.state(r.Key, now)
 		if cut := r.Factor > 0 && r.Factor < 1 && !r.Event.IsZero(); cut {
-			if r.Event.Before(st.cutAt) {
+			if s.instant(r.Event).Before(st.cutAt) {
 				continue // a cut of the same event has applied
 			}
 			st.cutAt = now
@@ -584,7 +647,7 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			// Debt borrowed against a learned burst larger than the new one
 			// is forgiven: the server's own counts, which the new rate
 			// comes from, already hold what the burst spent.
-			st.tat = limiter.Pace{Rate: rate, Burst: r.Burst}.Forgive(st.tat, now)
+			st.tat = s.instant(limiter.Pace{Rate: rate, Burst: r.Burst}.Forgive(s.time(st.tat), t))
 		}
 		if cur == 0 {
 			st.ceiling = 0 // the rate had lapsed, and its ceiling with it
@@ -599,7 +662,7 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			b := max(r.Burst, 1)
 			free := min(max(r.Free, -b), b)
 			st.tat = now.Add(p.Span(b - free))
-			st.leftUntil, st.left = time.Time{}, 0
+			st.leftUntil, st.left = instant(0), 0
 			if r.Until > 0 {
 				// A window's count: nothing comes back before it turns.
 				st.leftUntil, st.left = now.Add(r.Until), free
@@ -616,7 +679,7 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			st.left -= c.Cost
 			continue
 		}
-		st.tat = limiter.Charge(st.tat, now, st.rate, c.Cost)
+		st.tat = s.instant(limiter.Charge(s.time(st.tat), t, st.rate, c.Cost))
 	}
 	return nil
 }
@@ -638,20 +701,21 @@ type Snapshot struct {
 // Snapshot returns what the store holds for the scope key, and whether it
 // holds anything.
 func (s *Store) Snapshot(key string) (Snapshot, bool) {
-	now := s.now()
+	t := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.scopes[key]
 	if st == nil {
 		return Snapshot{}, false
 	}
+	now := s.instant(t)
 	st.expireLeases(now)
-	snap := Snapshot{BlockedUntil: st.blockedUntil, NotBefore: st.notBefore, TAT: st.tat, Leases: len(st.leases)}
+	snap := Snapshot{BlockedUntil: s.time(st.blockedUntil), NotBefore: s.time(st.notBefore), TAT: s.time(st.tat), Leases: len(st.leases)}
 	if st.rateUntil.After(now) {
 		snap.Rate = st.rate
 	}
 	if st.counted(now) {
-		snap.Left, snap.LeftUntil = st.left, st.leftUntil
+		snap.Left, snap.LeftUntil = st.left, s.time(st.leftUntil)
 	}
 	return snap, true
 }
