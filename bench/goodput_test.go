@@ -191,11 +191,12 @@ func TestGoodput(t *testing.T) {
 			})
 			rows := all[len(all)/2]
 			if len(all) > 1 {
-				var shares []string
+				var shares, used []string
 				for _, rs := range all {
 					shares = append(shares, fmt.Sprintf("%.2f%%", 100*refused(rs[0])))
+					used = append(used, fmt.Sprintf("%.2f%%", 100*rs[0].res.Used))
 				}
-				t.Logf("%s: %d runs, heed's 429 shares %s; the median run's figures follow", sc.name, len(all), strings.Join(shares, ", "))
+				t.Logf("%s: %d runs, heed's 429 shares %s, used %s; the median run's figures follow", sc.name, len(all), strings.Join(shares, ", "), strings.Join(used, ", "))
 			}
 			table := scenarioTable(sc, rows)
 			t.Logf("%s: %s\n%s", sc.name, sc.about, table)
