@@ -169,12 +169,11 @@ func TestFindingFloatingReset(t *testing.T) {
 }
 
 // TestFindingSilentStart: a 20r/s no-burst location alone (nginx's
-// limit_req with no burst, bare 429s), 4 workers, 20s. The first requests
-// go together and all but one are refused, the 429 blocks the endpoint
-// for a second, and slow start begins from the one accepted (1/s); since
-// it doubles the rate every 500ms, 18-25 are accepted in the first 5s
-// (6-10 before), 57-67% of the allowed over 20s, and 80-85% of the rate
-// after (a ceiling from the refusals below the limit).
+// limit_req with no burst, bare 429s), 4 workers, 20s. AIMD holds it near
+// its rate once there, but gets there late: the first requests go together
+// and all but one are refused, the 429 blocks the endpoint for a second,
+// and slow start begins from the one accepted (1/s), adding a step per
+// success (a slow start that doubled overshot fixed windows; BENCHMARKS.md).
 func TestFindingSilentStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		modernClock()

@@ -35,19 +35,28 @@ func (p Pace) Reserve(tat, now time.Time, cost float64) (newTAT time.Time, wait 
 	if p.Rate <= 0 || math.IsNaN(p.Rate) {
 		return tat, 0
 	}
+	// On offsets from now: a zero tat lies as far before now as a
+	// Duration reaches, which any floor passes.
+	off, wait := p.ReserveNanos(int64(tat.Sub(now)), 0, cost)
+	return now.Add(time.Duration(off)), wait
+}
+
+// ReserveNanos is Reserve on instants held as integer nanoseconds (from
+// any one origin), for a store that keeps its times so.
+func (p Pace) ReserveNanos(tat, now int64, cost float64) (newTAT int64, wait time.Duration) {
+	if p.Rate <= 0 || math.IsNaN(p.Rate) {
+		return tat, 0
+	}
 	floor := now
 	if b := p.burst(); b < 1 {
 		// A burst below one unit (see Yielding) admits a request once the
 		// scope has been quiet for the missing part of an interval.
-		floor = now.Add(p.span(b) - p.span(1))
+		floor = now + int64(p.span(b)-p.span(1))
 	}
-	if tat.Before(floor) {
-		tat = floor
-	}
-	newTAT = tat.Add(p.span(cost))
-	allowAt := newTAT.Add(-p.span(p.burst()))
-	if allowAt.After(now) {
-		wait = allowAt.Sub(now)
+	tat = max(tat, floor)
+	newTAT = tat + int64(p.span(cost))
+	if allowAt := newTAT - int64(p.span(p.burst())); allowAt > now {
+		wait = time.Duration(allowAt - now)
 	}
 	return newTAT, wait
 }

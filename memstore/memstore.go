@@ -160,22 +160,8 @@ func (s *Store) time(i instant) time.Time {
 
 // reserve is limiter.Pace.Reserve on instants.
 func reserve(p limiter.Pace, tat, now instant, cost float64) (instant, time.Duration) {
-	if p.Rate <= 0 || math.IsNaN(p.Rate) {
-		return tat, 0
-	}
-	floor := now
-	if b := burstOf(p); b < 1 {
-		floor = now.Add(p.Span(b) - p.Span(1))
-	}
-	if tat.Before(floor) {
-		tat = floor
-	}
-	newTAT := tat.Add(p.Span(cost))
-	var wait time.Duration
-	if allowAt := newTAT.Add(-p.Span(burstOf(p))); allowAt.After(now) {
-		wait = allowAt.Sub(now)
-	}
-	return newTAT, wait
+	t, wait := p.ReserveNanos(int64(tat), int64(now), cost)
+	return instant(t), wait
 }
 
 // meter counts an admission at now, and returns how many came over about
@@ -228,7 +214,7 @@ func (st *scopeState) countedWait(p limiter.Pace, full float64, now instant, cos
 
 // burstOf is a pace's burst as limiter.Pace applies it.
 func burstOf(p limiter.Pace) float64 {
-	if p.Burst <= 0 || math.IsNaN(p.Burst) {
+	if p.Burst <= 0 {
 		return 1
 	}
 	return p.Burst

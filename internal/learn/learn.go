@@ -99,13 +99,6 @@ const (
 	aimdFlushEvery = 500 * time.Millisecond
 	aimdCeiling    = 4.0  // times the default: how far above it AIMD may climb
 	aimdFloor      = 0.02 // requests per second: never slower than this
-	// aimdDouble: a slow start that doubles (slowStartDoubles) doubles the
-	// rate every aimdDouble while its requests are accepted, counting at
-	// most aimdDoubleSpan since the last raise, and never past
-	// aimdDoubleOver times the accepted rate.
-	aimdDouble     = 500 * time.Millisecond
-	aimdDoubleSpan = time.Second
-	aimdDoubleOver = 4.0
 	// steadyMaxWindow: limits with a window no longer (burst buckets, short
 	// fixed windows, per-minute token limits, the per-issue windows) are paced at Target of their
 	// steady rate and blocked when exhausted until the window turns;
@@ -863,18 +856,14 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 		m.aimd[key] = st
 	}
 	if !wide {
-		// Slow start doubles a rate only while it binds, requests waiting
-		// for it: a rate nothing waits for says nothing of the limit, and
-		// doubled unchecked it would pace nothing once it is needed.
-		binding := in.PacedBy == r.Endpoint
-		m.raiseLocked(r, r.Endpoint, m.fleetLocked(r, m.acceptedRateLocked(r.Endpoint, in.Now)), in.Now, p, binding)
+		m.raiseLocked(r, r.Endpoint, m.fleetLocked(r, m.acceptedRateLocked(r.Endpoint, in.Now)), in.Now, p)
 		return
 	}
-	m.raiseLocked(r, key, m.fleetLocked(r, m.membersRateLocked(r.Tenant, in.Now)), in.Now, p, false)
+	m.raiseLocked(r, key, m.fleetLocked(r, m.membersRateLocked(r.Tenant, in.Now)), in.Now, p)
 	// An endpoint AIMD had cut before it joined the widened scope still
 	// holds its own rate: raise it too, or it binds below the shared one.
 	if m.aimd[r.Endpoint] != nil {
-		m.raiseLocked(r, r.Endpoint, m.acceptedRateLocked(r.Endpoint, in.Now), in.Now, p, false)
+		m.raiseLocked(r, r.Endpoint, m.acceptedRateLocked(r.Endpoint, in.Now), in.Now, p)
 	}
 }
 
@@ -882,14 +871,8 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 // accepted at acc, and, every few of them, raises its rate (additive
 // increase): closing a fifth of the gap to the ceiling a second (at most
 // aimdStepMax of the rate in one step) below it, probing slowly near it,
-// and, while no ceiling is known (slow start), doubling it every
-// aimdDouble where double allows (slowStartDoubles), else adding a step
-// per success; m.mu is held.
-func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time, p *Plan, double bool) {
-	var since time.Duration // since the last raise or cut
-	if st := m.aimd[key]; st != nil {
-		since = now.Sub(st.lastRaise)
-	}
+// and about doubling a second while no ceiling is known; m.mu is held.
+func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time, p *Plan) {
 	n, ok := m.quietLocked(key, now)
 	if !ok {
 		return
@@ -906,22 +889,10 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 			ceiling = r.FleetCeiling
 		}
 		switch {
-		case ceiling <= 0 && double && !st.ramped && m.slowStartDoubles(r):
-			st.lastDouble = now
+		case ceiling <= 0:
 			// Slow start: no 429 has yet come at a rate that heed's own
 			// blocks did not hold down, so nothing says where the limit
-			// is. The rate the store holds doubles every aimdDouble while
-			// its requests are accepted, as a congestion window does every
-			// round trip, but never past a few times the rate accepted.
-			ru := store.RateUpdate{Key: key, Factor: math.Exp2(min(since, aimdDoubleSpan).Seconds() / aimdDouble.Seconds()),
-				Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL}
-			if lim := aimdDoubleOver * acc; ru.Max <= 0 || lim < ru.Max {
-				ru.Max = lim
-			}
-			p.Update.Rates = append(p.Update.Rates, ru)
-			return
-		case ceiling <= 0:
-			// Slow start by steps: about doubling a second.
+			// is.
 			add = min(float64(n)*aimdSlowStart, acc/2)
 		case acc >= aimdNearCeiling*ceiling:
 			// add stays the probe: past where the server refused.
@@ -930,16 +901,6 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 		}
 	}
 	p.Update.Rates = append(p.Update.Rates, store.RateUpdate{Key: key, Add: add, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})
-}
-
-// slowStartDoubles reports whether a slow start of r's AIMD scope may
-// double its rate. Not in a fleet sharing the store (each caller raises
-// the one rate, so each steps it for its own successes), and not once more
-// than one endpoint of the tenant has drawn bare 429s: endpoints ramping
-// fast together are refused together, which the tenant-wide hypothesis
-// (widen.go) cannot yet tell from a limit they share; m.mu is held.
-func (m *Memory) slowStartDoubles(r *Request) bool {
-	return r.Fleet <= 0 && !m.severalLocked(r.Tenant)
 }
 
 // aimdMax is how far AIMD may raise a rate: a few times the endpoint's

@@ -176,12 +176,6 @@ func TestAIMD(t *testing.T) {
 		m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: sentAt, Now: now}, &p)
 		return p
 	}
-	stepPaced := func(status int, sentAt, now time.Time, pacedBy string) Plan {
-		var p Plan
-		obs := &header.Observation{Status: status, Throttled: status == 429}
-		m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: sentAt, Now: now, PacedBy: pacedBy}, &p)
-		return p
-	}
 	rate := func(p Plan) store.RateUpdate {
 		if len(p.Update.Rates) != 1 {
 			return store.RateUpdate{}
@@ -215,103 +209,34 @@ func TestAIMD(t *testing.T) {
 		t.Errorf("second 429 in a row blocks %v, want %v", p.BareBlock, 4*time.Second/10)
 	}
 	// Slow start: no ceiling yet (the first cut's rate was measured around
-	// the first 429's blocks). Successes of requests that waited for the
-	// endpoint's rate double it every aimdDouble: the eighth, 430ms after
-	// the cut, raises it by 2^(430/500), to at most four times the rate
-	// accepted.
+	// the first 429's blocks), so quiet successes about double the rate: a
+	// raise of one step per success, at most half the accepted rate.
 	var raises []store.RateUpdate
 	for i := range aimdFlush {
-		if ru := rate(stepPaced(200, ms(400+50*i), ms(400+50*i), r.Endpoint)); ru.Key != "" {
+		if ru := rate(step(200, ms(400+50*i), ms(400+50*i))); ru.Key != "" {
 			raises = append(raises, ru)
 		}
 	}
 	acc := m.accepted[r.Endpoint].sliding()
-	if want := math.Exp2(430.0 / 500); len(raises) != 1 || math.Abs(raises[0].Factor-want) > 1e-9 || raises[0].Add != 0 ||
-		math.Abs(raises[0].Max-aimdDoubleOver*acc) > 1e-9 {
-		t.Errorf("slow-start raises = %+v, want one by a factor of %v to at most %v", raises, want, aimdDoubleOver*acc)
+	if want := min(aimdFlush*aimdSlowStart, acc/2); len(raises) != 1 || math.Abs(raises[0].Add-want) > 1e-9 || raises[0].Factor != 0 {
+		t.Errorf("slow-start raises = %+v, want one adding %v", raises, want)
 	}
 	// Refused again after quiet successes, within aimdFastGap: still far
-	// too fast. The doubling ends, but the accepted rate lags a rate that
-	// doubled 50ms ago: no ceiling yet.
-	if ru := rate(step(429, ms(780), ms(800))); ru.Factor != aimdCutFast || ru.Ceiling != 0 {
-		t.Errorf("cut ending the doubling = %+v, want the fast cut %v and no ceiling", ru, aimdCutFast)
-	}
-	// Slow start goes on by steps, however long requests wait for it.
-	raises = raises[:0]
-	for i := range aimdFlush {
-		if ru := rate(stepPaced(200, ms(850+50*i), ms(850+50*i), r.Endpoint)); ru.Key != "" {
-			raises = append(raises, ru)
-		}
-	}
-	if len(raises) != 1 || raises[0].Factor != 0 || raises[0].Add <= 0 {
-		t.Errorf("raises after the doubling ended = %+v, want one step", raises)
-	}
-	// Refused a meter window after the last doubling, accepted at 20/s
-	// meanwhile: this cut's accepted rate is the ceiling.
-	for at := 1250; at < 3000; at += 50 {
-		step(200, ms(at), ms(at))
-	}
-	ru := rate(step(429, ms(2980), ms(3000)))
-	if acc := m.accepted[r.Endpoint].sliding(); ru.Ceiling <= 0 || math.Abs(ru.Ceiling-acc) > 1e-9 {
-		t.Errorf("cut a window after the doubling = %+v, want the ceiling at the accepted %v", ru, acc)
+	// too fast. This cut's accepted rate is the ceiling.
+	ru := rate(step(429, ms(780), ms(800)))
+	if acc := m.accepted[r.Endpoint].sliding(); ru.Factor != aimdCutFast || math.Abs(ru.Ceiling-acc) > 1e-9 {
+		t.Errorf("cut after a recovery = %+v, want the fast cut %v, the ceiling at the accepted %v", ru, aimdCutFast, acc)
 	}
 	// Accepted at the rate of the cut or above it: near the ceiling, so
 	// probe slowly.
 	raises = raises[:0]
 	for i := range aimdFlush {
-		if ru := rate(step(200, ms(3050+50*i), ms(3050+50*i))); ru.Key != "" {
+		if ru := rate(step(200, ms(850+50*i), ms(850+50*i))); ru.Key != "" {
 			raises = append(raises, ru)
 		}
 	}
 	if len(raises) != 1 || math.Abs(raises[0].Add-aimdFlush*aimdIncrease) > 1e-9 || raises[0].Factor != 0 {
 		t.Errorf("raises near the ceiling = %+v, want one adding %v", raises, aimdFlush*aimdIncrease)
-	}
-}
-
-// A slow start doubles a rate only while requests wait for it, and only
-// while one endpoint of the tenant draws bare 429s; otherwise it steps.
-func TestSlowStartDoublesOnlyABindingRateOfOneEndpoint(t *testing.T) {
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	run := func(t *testing.T, pacedBy func(r *Request) string, other bool) store.RateUpdate {
-		var m Memory
-		r := request()
-		step := func(r *Request, status int, at time.Time, pacedBy string) Plan {
-			var p Plan
-			obs := &header.Observation{Status: status, Throttled: status == 429}
-			m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: at, Now: at, PacedBy: pacedBy}, &p)
-			return p
-		}
-		for i := range 40 {
-			step(r, 200, ms(100*i-4000), "")
-		}
-		step(r, 429, t0, "")
-		if other {
-			o := *r
-			o.Endpoint = r.Endpoint + "/other"
-			step(&o, 429, ms(10), "")
-		}
-		var raises []store.RateUpdate
-		for i := range aimdFlush {
-			p := step(r, 200, ms(400+50*i), pacedBy(r))
-			for _, ru := range p.Update.Rates {
-				if ru.Key == r.Endpoint {
-					raises = append(raises, ru)
-				}
-			}
-		}
-		if len(raises) != 1 {
-			t.Fatalf("raises = %+v, want one", raises)
-		}
-		return raises[0]
-	}
-	if ru := run(t, func(r *Request) string { return r.Endpoint }, false); ru.Factor <= 1 || ru.Add != 0 {
-		t.Errorf("waited for, one endpoint refused: %+v, want a doubling factor", ru)
-	}
-	if ru := run(t, func(r *Request) string { return "" }, false); ru.Factor != 0 || ru.Add <= 0 {
-		t.Errorf("waited for by nothing: %+v, want a step", ru)
-	}
-	if ru := run(t, func(r *Request) string { return r.Endpoint }, true); ru.Factor != 0 || ru.Add <= 0 {
-		t.Errorf("another endpoint of the tenant refused too: %+v, want a step", ru)
 	}
 }
 
@@ -1259,19 +1184,31 @@ func TestPlanSpreadsANearWindowToNothing(t *testing.T) {
 	}
 }
 
-// A cut within a meter window of a slow start's doubling ends the
-// doubling and sets no ceiling: the accepted rate lags a rate that
-// doubles. One later sets it at the accepted rate.
-func TestNoCeilingFromACutJustAfterADoubling(t *testing.T) {
-	var m Memory
-	at := t0.Add(10 * time.Second)
-	m.aimd = map[string]*aimdState{"k": {lastCut: t0, lastDouble: at.Add(-time.Second)}}
-	if _, _, c, ok := m.cut("k", at, at, 0, 30); !ok || c != 0 || m.aimd["k"].ceiling != 0 || !m.aimd["k"].ramped {
-		t.Errorf("cut a second after a doubling: ceiling %v (held %v, ramped %v), want none, and ramped", c, m.aimd["k"].ceiling, m.aimd["k"].ramped)
+// The accepted rate slides over the last meter window: this window's
+// count and the share of the last full one a window ending now covers.
+func TestAcceptedRateSlides(t *testing.T) {
+	mt := &meter{rate: 10, prevN: 20, prevActive: 2 * time.Second, n: 15, active: 500 * time.Millisecond}
+	// 15 in the last 0.5s, and three quarters of the 20 in the 2s before.
+	if got, want := mt.sliding(), (15+0.75*20)/(0.5+0.75*2); math.Abs(got-want) > 1e-9 {
+		t.Errorf("sliding = %v, want %v", got, want)
 	}
-	m.aimd["k"].run = 0
-	at = at.Add(meterWindow)
-	if _, _, c, ok := m.cut("k", at, at, 0, 25); !ok || c != 25 || m.aimd["k"].ceiling != 25 {
-		t.Errorf("cut a meter window on: ceiling %v (held %v), want 25", c, m.aimd["k"].ceiling)
+	mt.active = meterWindow
+	if got := mt.sliding(); math.Abs(got-7.5) > 1e-9 {
+		t.Errorf("sliding over a whole window of its own = %v, want 7.5", got)
+	}
+}
+
+// A first bare 429, nothing accepted yet and no default rate: the cut
+// starts from one request a second, so the block's held requests do not
+// go together when it ends.
+func TestFirstBare429WithNothingAcceptedPacesOneASecond(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate, r.MaxRate = 0, 0
+	var p Plan
+	obs := &header.Observation{Status: 429, Throttled: true}
+	m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: 429, SentAt: t0, Now: t0}, &p)
+	if len(p.Update.Rates) != 1 || p.Update.Rates[0].Default != 1/BareBlockMax.Seconds() || p.Update.Rates[0].Factor != aimdCut {
+		t.Errorf("rates = %+v, want one cut by %v from %v/s", p.Update.Rates, aimdCut, 1/BareBlockMax.Seconds())
 	}
 }

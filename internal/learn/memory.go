@@ -118,12 +118,6 @@ type aimdState struct {
 	// ceiling is the accepted rate when the last cut came: where the
 	// server started refusing.
 	ceiling float64
-	// lastDouble is when a slow start last doubled the rate, and ramped
-	// that a cut has ended the doubling: from then on slow start goes by
-	// steps. The accepted rate lags a rate that doubles by up to a meter
-	// window, so no cut sets a ceiling from it for that long after.
-	lastDouble time.Time
-	ramped     bool
 }
 
 // meter measures how fast an endpoint's requests are accepted while it is
@@ -156,8 +150,8 @@ const (
 // sliding is the accepted rate over the last meterWindow of sending time:
 // this window's count and the share of the last full window's that a
 // window ending now still covers. A rate held from one window to the next
-// lagged up to two windows behind a rate that doubles every half second in
-// slow start, and the ceiling and blocks taken from it with it.
+// lagged up to two windows behind a rising rate, and the ceilings and
+// blocks taken from it with it.
 func (mt *meter) sliding() float64 {
 	w := 1 - mt.active.Seconds()/meterWindow.Seconds()
 	if w <= 0 || mt.prevActive <= 0 {
@@ -474,11 +468,7 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, ac
 	// where the server's limit lies, when AIMD paced them and they were
 	// accepted since the last cut; the first cut's, and that of a 429 in a
 	// row, were measured around blocks that held the requests back.
-	lagging := !st.lastDouble.IsZero() && now.Sub(st.lastDouble) < meterWindow
-	if lagging {
-		st.ramped = true
-	}
-	if acc > 0 && !first && st.run == 0 && !lagging {
+	if acc > 0 && !first && st.run == 0 {
 		st.ceiling, ceiling = acc, acc
 	}
 	st.lastCut, st.lastRaise, st.quiet = now, now, 0

@@ -42,15 +42,11 @@ type wideState struct {
 	lastAt     time.Time // the last bare 429, and its endpoint
 	lastEP     string
 	lastPaced  bool // whether AIMD paced lastEP when it drew that 429
-	// firstEP is the first endpoint to draw a bare 429; several reports
-	// that another one has since.
-	firstEP string
-	several bool
-	members map[string]*member
-	sent    int       // responses to members under the hypothesis
-	limited int       // bare 429s of members under the hypothesis
-	floor   float64   // the most one member was accepted at when it joined
-	adopted time.Time // when the hypothesis was adopted; the floor is tested two meter windows on
+	members    map[string]*member
+	sent       int       // responses to members under the hypothesis
+	limited    int       // bare 429s of members under the hypothesis
+	floor      float64   // the most one member was accepted at when it joined
+	adopted    time.Time // when the hypothesis was adopted; the floor is tested two meter windows on
 }
 
 type member struct{ sent, limited int }
@@ -83,11 +79,6 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 		w.until = now.Add(widenTTL)
 		m.joinLocked(w, w.lastEP, now)
 		m.joinLocked(w, endpoint, now)
-	}
-	if w.firstEP == "" {
-		w.firstEP = endpoint
-	} else if endpoint != w.firstEP {
-		w.several = true
 	}
 	w.lastAt, w.lastEP, w.lastPaced = now, endpoint, paced
 	if !now.Before(w.until) {
@@ -190,10 +181,3 @@ func (m *Memory) widenedLocked(tenant, endpoint string, now time.Time) (string, 
 
 // wideKey is the AIMD scope of a tenant's widened unknown limit.
 func wideKey(tenant string) string { return tenant + " limit:unknown" }
-
-// severalLocked reports whether more than one endpoint of a tenant has
-// drawn a bare 429; m.mu is held.
-func (m *Memory) severalLocked(tenant string) bool {
-	w := m.wide[tenant]
-	return w != nil && w.several
-}
