@@ -144,6 +144,8 @@ type mcKind struct {
 	// perProcess kinds have one round tripper per process, which its
 	// clients share, rather than one per client.
 	perProcess bool
+	// batch is the Stores' redisstore.Config.Batch: lease mode above 0.
+	batch int
 	// new returns client i's round tripper (process i's, for perProcess
 	// kinds), sending through base; st is its process's Store, nil for
 	// kinds without.
@@ -162,6 +164,9 @@ func mcKinds() []mcKind {
 			return retryableHTTP().New(base)
 		}},
 		{name: "heed, one Transport per process", shared: true, perProcess: true, new: func(i int, base http.RoundTripper, st store.Store) http.RoundTripper {
+			return &heed.Transport{Base: base, Store: st, Rand: rand.New(rand.NewPCG(uint64(i), 15))}
+		}},
+		{name: "heed, lease mode", shared: true, batch: 64, new: func(i int, base http.RoundTripper, st store.Store) http.RoundTripper {
 			return &heed.Transport{Base: base, Store: st, Rand: rand.New(rand.NewPCG(uint64(i), 15))}
 		}},
 		{name: "heed, no shared store", new: func(i int, base http.RoundTripper, _ store.Store) http.RoundTripper {
@@ -237,7 +242,7 @@ func runMany(t *testing.T, sc mcScenario, k mcKind, n int, rs *redistest.Server)
 			c := &counter{}
 			rdb.AddHook(c)
 			counters = append(counters, c)
-			stores = append(stores, redisstore.New(rdb, redisstore.Config{Prefix: prefix, Instances: row.procs}))
+			stores = append(stores, redisstore.New(rdb, redisstore.Config{Prefix: prefix, Instances: row.procs, Batch: k.batch}))
 		}
 	}
 

@@ -1,20 +1,31 @@
--- admit.lua: one admission decision over all of a request's scopes.
+-- admit.lua: one admission decision over all of a request's scopes, or,
+-- in lease mode (Config.Batch), a grant: that decision's pacing plus turns
+-- booked ahead for the Store to hand out locally. A grant leaves
+-- concurrency caps to the Store, which holds a share of each capped
+-- scope's slots (shares.lua).
 --
 -- KEYS: the epoch key, the lease's undo marker, then per scope i its state
 -- hash and its lease set, then the keys of the release section.
 -- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve
---    epoch new_epoch grace drain scopes meter, then per scope: rate burst limit
---    gap cost window, then the release section (see releases): the Store's
---    releases queued since its last call, given back before the decision.
+--    epoch new_epoch grace drain scopes meter turns, then per scope: rate
+--    burst limit gap cost window, then the
+--    release section (see releases): the Store's releases queued since its
+--    last call, given back before the decision.
 --    Durations in nanoseconds; paced and background are 1 or 0; drain is
 --    '-' or when the Store returned from its fallback (ns from now);
 --    lease is 0 when no scope takes one; epoch is the one the Store last
 --    saw, '-' for none; meter is the index from 1 of the scope whose
---    admissions are counted (ScopeAdmit.Meter), 0 for none.
+--    admissions are counted (ScopeAdmit.Meter), 0 for none. turns is 0 for
+--    an admission; above 0 the call is a grant of up to turns turns in all,
+--    the first the caller's, the others those due at once behind it; a
+--    grant checks no concurrency cap (the Store checks its share of each)
+--    and takes no lease (lease is 0).
 -- Returns {reason, scope index from 0, wait in ns, reserved 1 or 0, epoch,
 -- metered, rate, ceiling} (the epoch only when it is not the one the Store
 -- sent, else nil; the last three only for an admission with a meter:
--- Decision.Metered, Rate and Ceiling)
+-- Decision.Metered, Rate and Ceiling), and for a grant past its blocks
+-- always those eight (false where absent) and how many turns it booked
+-- behind the caller's;
 -- with reason 0 admitted, 1 blocked, 2 paced, 3 busy, 4 spaced, and -1
 -- when Redis lost its data since the Store's epoch; the order of the
 -- checks and the arithmetic are those of memstore.Store.Admit and
@@ -33,7 +44,8 @@ local reserve = num(9)
 -- the return (A[13] nanoseconds from now, negative), refilling since.
 local drain = A[13] ~= '-' and tonumber(A[13])
 local meter = num(15)
-local H, W = 15, 6 -- header and per-scope argument counts
+local turns = num(16)
+local H, W = 16, 6 -- header and per-scope argument counts
 
 -- Per scope: its default rate and burst, limit, gap, cost (the scope's
 -- own, else the request's, else 1: Admission.cost), and window (ns; above
@@ -101,10 +113,23 @@ end
 d = latest(g, 4)
 if d then return d end
 
-for i = 1, n do
-  if limit[i] > 0 and window[i] <= 0 then
-    redis.call('ZREMRANGEBYSCORE', K[2 * i], '-inf', nowUs)
-    if redis.call('ZCARD', K[2 * i]) >= limit[i] then return {3, i - 1, 0, 0, ep} end
+-- A grant's reply: the turns booked behind the caller's, after the
+-- decision's own fields.
+local extra = 0
+local function out(d)
+  if turns <= 0 then return d end
+  for j = 5, 8 do d[j] = d[j] or false end
+  d[9] = extra
+  return d
+end
+
+if turns <= 0 then
+  -- Concurrency caps (a grant's are the Store's own shares).
+  for i = 1, n do
+    if limit[i] > 0 and window[i] <= 0 then
+      redis.call('ZREMRANGEBYSCORE', K[2 * i], '-inf', nowUs)
+      if redis.call('ZCARD', K[2 * i]) >= limit[i] then return {3, i - 1, 0, 0, ep} end
+    end
   end
 end
 
@@ -127,8 +152,7 @@ end
 
 if not paced then
   -- The request goes when the slowest of its scopes allows.
-  local rates, bursts = {}, {}
-  local wait, slowest = 0, 0
+  local rates, bursts, yield = {}, {}, {}
   for i = 1, n do
     local rate, burst = rate0[i], burst0[i]
     local lr = tonumber(r[i])
@@ -146,54 +170,94 @@ if not paced then
         local f = drain + span(burst, rate)
         if not t[i] or t[i] < f then t[i] = f end
       end
-      local full = burst
       if background and reserve > 0 and reserve < 1 then
         -- limiter.Pace.Yielding: keep a share of the burst for others.
         burst = burst - reserve * burst
         if burst < 1 - reserve then burst = 1 - reserve end
       end
-      local tat, floor = t[i], 0
-      -- limiter.Pace.Reserve: a burst below one unit admits after a quiet
-      -- spell of the missing part of an interval.
-      if burst < 1 then floor = span(burst, rate) - span(1, rate) end
-      if not tat or tat < floor then tat = floor end
-      local allow = tat + span(cost[i], rate) - span(burst, rate)
-      if allow < 0 then allow = 0 end
-      if e[i] then
-        -- A counted window: what is left, else the turn (or later, for a
-        -- cost past the burst).
-        if left[i] >= cost[i] + full - burst then
-          allow = 0
-        elseif allow < e[i] then
-          allow = e[i]
-        end
-      end
-      if allow > wait then wait, slowest = allow, i end
+      yield[i] = burst
     end
   end
+  -- turn returns when the next request may go (ns from now) and the
+  -- slowest scope (its index; 0 when none waits).
+  local function turn()
+    local wait, slowest = 0, 0
+    for i = 1, n do
+      local rate = rates[i]
+      if rate then
+        local burst = yield[i]
+        local tat, floor = t[i], 0
+        -- limiter.Pace.Reserve: a burst below one unit admits after a quiet
+        -- spell of the missing part of an interval.
+        if burst < 1 then floor = span(burst, rate) - span(1, rate) end
+        if not tat or tat < floor then tat = floor end
+        local allow = tat + span(cost[i], rate) - span(burst, rate)
+        if allow < 0 then allow = 0 end
+        if e[i] then
+          -- A counted window: what is left, else the turn (or later, for a
+          -- cost past the burst).
+          if left[i] >= cost[i] + bursts[i] - burst then
+            allow = 0
+          elseif allow < e[i] then
+            allow = e[i]
+          end
+        end
+        if allow > wait then wait, slowest = allow, i end
+      end
+    end
+    return wait, slowest
+  end
+  local wait, slowest = turn()
   if (maxWait > 0 and wait > maxWait) or (background and wait > 0) then
     -- Too long, or a background request, which never books ahead.
-    return {2, slowest - 1, wait, 0, ep}
+    return out({2, slowest - 1, wait, 0, ep})
   end
-  -- A key named twice is one scope: later reservations see earlier ones.
-  local cur = {}
-  for i = 1, n do
-    local key = K[2 * i - 1]
-    if rates[i] and e[i] and wait < e[i] then
-      -- Taken from what the window has left.
-      local l = (cur[key .. 'n'] or left[i]) - cost[i]
-      cur[key .. 'n'] = l
-      save(key, {'n', string.format('%.17g', l)}, x[i], b[i], g[i], t[i], u[i])
-    elseif rates[i] then
-      local tat, floor = cur[key] or t[i], wait
-      if bursts[i] < 1 then floor = wait + span(bursts[i], rates[i]) - span(1, rates[i]) end
-      if not tat or tat < floor then tat = floor end
-      tat = tat + span(cost[i], rates[i])
-      cur[key] = tat
-      save(key, {'t', abs(tat)}, x[i], b[i], g[i], tat, u[i])
+  -- book charges a request that goes at w to every paced scope. A key
+  -- named twice is one scope: later reservations see earlier ones.
+  local dn, dt = {}, {}
+  local function book(w)
+    local cur = {}
+    for i = 1, n do
+      local key = K[2 * i - 1]
+      if rates[i] and e[i] and w < e[i] then
+        -- Taken from what the window has left.
+        cur[key .. 'n'] = (cur[key .. 'n'] or left[i]) - cost[i]
+        dn[key] = true
+      elseif rates[i] then
+        local tat, floor = cur[key] or t[i], w
+        if bursts[i] < 1 then floor = w + span(bursts[i], rates[i]) - span(1, rates[i]) end
+        if not tat or tat < floor then tat = floor end
+        cur[key] = tat + span(cost[i], rates[i])
+        dt[key] = true
+      end
+    end
+    for i = 1, n do
+      local key = K[2 * i - 1]
+      left[i] = cur[key .. 'n'] or left[i]
+      t[i] = cur[key] or t[i]
     end
   end
-  if wait > 0 then return {2, slowest - 1, wait, 1, ep} end
+  book(wait)
+  -- A grant books the turns that follow while they are due now: a turn
+  -- that waits is another request's own admission, which then sees every
+  -- process's blocks when it comes.
+  for _ = 2, turns do
+    if turn() > 0 then break end
+    book(0)
+    extra = extra + 1
+  end
+  local saved = {}
+  for i = 1, n do
+    local key = K[2 * i - 1]
+    if (dn[key] or dt[key]) and not saved[key] then
+      saved[key] = true
+      local f = {}
+      if dn[key] then f[1], f[2] = 'n', string.format('%.17g', left[i]) end
+      if dt[key] then f[#f + 1], f[#f + 2] = 't', abs(t[i]) end
+      save(key, f, x[i], b[i], g[i], t[i], u[i])
+    end
+  end
+  if wait > 0 then return out({2, slowest - 1, wait, 1, ep}) end
 end
 
 if lease ~= '0' then
@@ -234,10 +298,10 @@ if meter > 0 and meter <= n then
   local m = mp * (1 - nowNs / 1e9) + mc
   local keep = u[meter]
   if not keep or keep < 2e9 then keep = 2e9 end
-  save(mk, {'ms', string.format('%d', nowS), 'mc', mc + 1, 'mp', mp}, rel(h[4]), b[meter], g[meter], rel(h[5]), keep)
+  save(mk, {'ms', string.format('%d', nowS), 'mc', mc + 1 + extra, 'mp', mp}, rel(h[4]), b[meter], g[meter], rel(h[5]), keep)
   -- The scope's AIMD ceiling (RateUpdate.Ceiling), while its rate holds.
   local cl, lr = '0', '0'
   if u[meter] and u[meter] > 0 and (tonumber(r[meter]) or 0) > 0 then cl, lr = h[6] or '0', r[meter] end
-  return {0, 0, 0, 0, ep or false, string.format('%.17g', m), lr, cl}
+  return out({0, 0, 0, 0, ep or false, string.format('%.17g', m), lr, cl})
 end
-return {0, 0, 0, 0, ep}
+return out({0, 0, 0, 0, ep})

@@ -92,6 +92,22 @@ type Config struct {
 	// a notice when it returns to Redis and when it finds that Redis lost
 	// its data. Nil means silent.
 	Logger *slog.Logger
+	// Batch, above zero, turns on lease mode: the Store books up to Batch
+	// turns on Redis in one call (the caller's and, behind it, as many as
+	// are due at once) and hands them out locally to the next admissions
+	// with the same scopes, within Horizon; and it holds a share of each
+	// concurrency cap's slots, renewed every second, against which it
+	// admits locally. Where a scope's rate does not bind, most decisions
+	// then cost no round trip; where it binds, no turn is due at once and
+	// decisions are per request, as without Batch. The fleet never sends
+	// more than Redis booked; another process's block reaches this one's
+	// turns within Horizon. Admissions with a write gap, a sliding log, a
+	// cost other than one unit or the background priority, or a cap above
+	// 1,024, are decided per request. Zero means off; at most 4,096.
+	Batch int
+	// Horizon is how long a grant's turns may be handed out; those left
+	// then lapse. Zero means [DefaultHorizon].
+	Horizon time.Duration
 	// OnHealth, when set, is called on every switch: when the Store falls
 	// back to local state and when it returns to Redis. It is called
 	// outside the Store's locks, from the goroutine whose call switched.

@@ -28,6 +28,38 @@
 // Decisions are taken on the Redis server's clock (TIME), so processes
 // whose clocks disagree still agree on when a block ends.
 //
+// # Lease mode: most decisions local
+//
+// With [Config.Batch] set, a Store decides most admissions without a round
+// trip, where the scopes' rates leave room: an admission that finds no
+// turn held makes a grant, the same script deciding the caller's turn and
+// booking, behind it, up to Batch-1 more turns due at once in every pacing
+// scope of the admission (as if as many requests had come together); the
+// Store hands them out to the next admissions with the same scopes within
+// [Config.Horizon], and lets the rest lapse. Grants double while they are
+// used up in time and halve when they lapse. Concurrency caps become
+// shares: the Store holds some of each capped scope's slots in Redis (as
+// members of its lease set that expire 5 s after their last renewal),
+// takes more when it runs short, and every second renews them and gives
+// back what it did not use, so a request's slot lasts as long as the
+// request. What it costs, and what it keeps:
+//
+//   - the fleet never sends more than Redis booked: every turn handed out
+//     was booked in Redis's GCRA, and a lapsed turn is a request not sent;
+//   - a turn that would wait is never booked ahead, so a scope whose rate
+//     binds is decided per request, and a request that waits for its turn
+//     is admitted by Redis when it comes;
+//   - a block this Store learns stops its turns at once; another process's
+//     block reaches them within Horizon (20 ms by default);
+//   - a server's count of what is left (store.RateUpdate.Free) that this
+//     Store learns is lowered by the turns it holds unsent, as for requests
+//     in flight; another process's count does not know of them, and the
+//     server's next count corrects it;
+//   - [store.Decision.Metered] counts a grant's turns when they are booked.
+//
+// Writes (a gap), sliding logs, costs other than one unit, background
+// requests and caps above 1,024 are decided per request.
+//
 // # Keys
 //
 // Each scope has up to two keys, both starting with the prefix's hash tag

@@ -568,8 +568,9 @@ func (s *Store) guard() {
 	}
 }
 
-// Close sends the queued releases, stops the Store's block guard and its
-// flusher, and waits for them to end. The Store still works after Close,
+// Close sends the queued releases, stops the Store's block guard, its
+// flusher and (in lease mode) the renewal of its shares, gives back the
+// shares not in use, and waits for them to end. The Store still works after Close,
 // without the guard, each release then its own call. Close always returns
 // nil.
 func (s *Store) Close() error {
@@ -581,5 +582,10 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.guardDone.Wait()
 	s.flushDone.Wait()
+	s.grants.renewed.Wait()
+	if s.batch > 0 {
+		// Lease mode: give back the slots not in use.
+		s.renewOnce(context.Background(), true)
+	}
 	return nil
 }

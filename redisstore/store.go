@@ -53,6 +53,8 @@ var (
 	undoLua string
 	//go:embed renew.lua
 	renewLua string
+	//go:embed shares.lua
+	sharesLua string
 )
 
 // Store is a [store.Store] on Redis: every process that uses one Redis (and
@@ -92,7 +94,14 @@ type Store struct {
 	logger           *slog.Logger
 	onHealth         func(HealthEvent)
 
-	admit, release, update, undo, renew *redis.Script
+	admit, release, update, undo, renew, shares *redis.Script
+
+	batch   int           // Config.Batch: lease mode when above zero
+	horizon time.Duration // Config.Horizon
+	grants  grants
+	// renewEvery is how often the shares are renewed: shareRenew; tests
+	// lengthen it to renew by hand.
+	renewEvery time.Duration
 
 	// Leases are unique across processes: a random base per Store plus a
 	// counter, with the top bit set (redisLease).
@@ -134,6 +143,10 @@ func New(c Client, cfg Config) *Store {
 		update:           redis.NewScript(commonLua + updateLua),
 		undo:             redis.NewScript(commonLua + undoLua),
 		renew:            redis.NewScript(commonLua + renewLua),
+		shares:           redis.NewScript(commonLua + sharesLua),
+		batch:            min(max(cfg.Batch, 0), maxBatch),
+		horizon:          orDefault(cfg.Horizon, DefaultHorizon),
+		renewEvery:       shareRenew,
 		leaseBase:        rand.Uint64(),
 		mem:              &memstore.Store{Now: cfg.Now},
 	}
@@ -142,6 +155,7 @@ func New(c Client, cfg Config) *Store {
 	s.lat.init(s.timeout)
 	s.recovery.init()
 	s.calls.New = func() any { return new(call) }
+	s.grants.init()
 	if s.logger != nil && !contextTimeouts(c) {
 		s.logger.Warn("redisstore: the client ignores context deadlines, so Config.Timeout cannot bound calls; set ContextTimeoutEnabled in its options")
 	}
@@ -208,6 +222,12 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		return store.Decision{Reason: store.Admitted}, nil
 	}
 	side := s.reservedBy(a)
+	if s.batch > 0 && !a.Paced && !s.down.Load() && shareable(a) {
+		d, err, local := s.admitGranted(ctx, a)
+		if !local {
+			return d, err
+		}
+	}
 	if use, probe := s.begin(); use {
 		ra := a
 		if side == sideLocal {
@@ -216,7 +236,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			cp.Paced = false
 			ra = &cp
 		}
-		d, err := s.admitRedis(ctx, ra)
+		d, err := s.admitRedis(ctx, ra, nil)
 		if !s.end(ctx, probe, "admit", err) {
 			if d.Reserved {
 				s.markReserved(a, sideRedis)
@@ -239,18 +259,19 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	return d, err
 }
 
-// admitRedis runs the admission on Redis; when Redis lost its data since
-// the Store last saw it, it re-asserts what the Store holds first.
-func (s *Store) admitRedis(ctx context.Context, a *store.Admission) (store.Decision, error) {
+// admitRedis runs the admission on Redis, or with gr a grant (lease mode);
+// when Redis lost its data since the Store last saw it, it re-asserts what
+// the Store holds first.
+func (s *Store) admitRedis(ctx context.Context, a *store.Admission, gr *grantReply) (store.Decision, error) {
 	lease := store.Lease(0)
 	for i := range a.Scopes {
-		if a.Scopes[i].Limit > 0 || a.Scopes[i].Gap > 0 {
+		if gr == nil && (a.Scopes[i].Limit > 0 || a.Scopes[i].Gap > 0) {
 			lease = store.Lease(s.leaseBase+s.leaseSeq.Add(1)) | redisLease
 			break
 		}
 	}
 	for try := 0; ; try++ {
-		d, ep, lost, err := s.admitOnce(ctx, a, lease)
+		d, ep, lost, err := s.admitOnce(ctx, a, lease, gr)
 		if err != nil {
 			if lease != 0 {
 				// The script may yet run (a paused server runs what it
@@ -275,9 +296,10 @@ func (s *Store) admitRedis(ctx context.Context, a *store.Admission) (store.Decis
 	}
 }
 
-// admitOnce is one admit.lua call. It returns the epoch Redis holds, and
+// admitOnce is one admit.lua call, a grant's when gr is set (which then
+// receives the turns booked ahead). It returns the epoch Redis holds, and
 // the decision unless Redis lost its data since the Store's epoch (lost).
-func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.Lease) (d store.Decision, ep string, lost bool, err error) {
+func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.Lease, gr *grantReply) (d store.Decision, ep string, lost bool, err error) {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
 	c.reset()
@@ -306,6 +328,11 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		}
 	}
 	c.int(int64(meter))
+	if gr != nil {
+		c.int(int64(gr.turns))
+	} else {
+		c.int(0)
+	}
 	c.key(s.epochKey, "", "")
 	c.key(s.tag, ":u:", "")
 	c.keyBuf = strconv.AppendUint(c.keyBuf, uint64(lease), 10)
@@ -329,15 +356,21 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: %w", err)
 	}
 	v, ok := res.([]any)
-	if !ok || len(v) < 4 || len(v) > 8 {
+	if !ok || len(v) < 4 || len(v) > 9 || len(v) == 9 && gr == nil {
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
+	}
+	if len(v) == 9 {
+		if !gr.parse(v[8]) {
+			return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
+		}
+		v = v[:8]
 	}
 	reason, _ := v[0].(int64)
 	idx, _ := v[1].(int64)
 	wait, _ := v[2].(int64)
 	reserved, _ := v[3].(int64)
-	if len(v) == 5 {
-		ep, _ = v[4].(string)
+	if len(v) >= 5 {
+		ep, _ = v[4].(string) // nil or false when it is the Store's
 	}
 	if reason == -1 {
 		return store.Decision{}, ep, true, nil
@@ -388,6 +421,10 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 // so Release returns nil.
 func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lease) error {
 	if lease == 0 {
+		return nil
+	}
+	if lease == shareLease {
+		s.grants.give(a)
 		return nil
 	}
 	if lease&redisLease == 0 {
@@ -472,6 +509,9 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 	}
 	if err := s.updateLocal(ctx, u); err != nil {
 		return err
+	}
+	if s.batch > 0 {
+		u = s.grantUpdate(u)
 	}
 	s.keepBlocks(u.Blocks)
 	if use, probe := s.begin(); use {
