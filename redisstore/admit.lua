@@ -7,8 +7,8 @@
 -- KEYS: the epoch key, the lease's undo marker, then per scope i its state
 -- hash and its lease set, then the keys of the release section.
 -- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve
---    epoch new_epoch grace drain scopes meter turns, then per scope: rate
---    burst limit gap cost window, then the
+--    epoch new_epoch grace drain scopes meter turns counted, then per
+--    scope: rate burst limit gap cost window, then the
 --    release section (see releases): the Store's releases queued since its
 --    last call, given back before the decision.
 --    Durations in nanoseconds; paced and background are 1 or 0; drain is
@@ -19,7 +19,8 @@
 --    an admission; above 0 the call is a grant of up to turns turns in all,
 --    the first the caller's, the others those due at once behind it; a
 --    grant checks no concurrency cap (the Store checks its share of each)
---    and takes no lease (lease is 0).
+--    and takes no lease (lease is 0); counted is how many turns of the
+--    grant before it the Store handed out, which the meter counts now.
 -- Returns {reason, scope index from 0, wait in ns, reserved 1 or 0, epoch,
 -- metered, rate, ceiling} (the epoch only when it is not the one the Store
 -- sent, else nil; the last three only for an admission with a meter:
@@ -44,8 +45,8 @@ local reserve = num(9)
 -- the return (A[13] nanoseconds from now, negative), refilling since.
 local drain = A[13] ~= '-' and tonumber(A[13])
 local meter = num(15)
-local turns = num(16)
-local H, W = 16, 6 -- header and per-scope argument counts
+local turns, counted = num(16), num(17)
+local H, W = 17, 6 -- header and per-scope argument counts
 
 -- Per scope: its default rate and burst, limit, gap, cost (the scope's
 -- own, else the request's, else 1: Admission.cost), and window (ns; above
@@ -298,7 +299,7 @@ if meter > 0 and meter <= n then
   local m = mp * (1 - nowNs / 1e9) + mc
   local keep = u[meter]
   if not keep or keep < 2e9 then keep = 2e9 end
-  save(mk, {'ms', string.format('%d', nowS), 'mc', mc + 1 + extra, 'mp', mp}, rel(h[4]), b[meter], g[meter], rel(h[5]), keep)
+  save(mk, {'ms', string.format('%d', nowS), 'mc', mc + 1 + counted, 'mp', mp}, rel(h[4]), b[meter], g[meter], rel(h[5]), keep)
   -- The scope's AIMD ceiling (RateUpdate.Ceiling), while its rate holds.
   local cl, lr = '0', '0'
   if u[meter] and u[meter] > 0 and (tonumber(r[meter]) or 0) > 0 then cl, lr = h[6] or '0', r[meter] end

@@ -55,7 +55,9 @@
 //     Store learns is lowered by the turns it holds unsent, as for requests
 //     in flight; another process's count does not know of them, and the
 //     server's next count corrects it;
-//   - [store.Decision.Metered] counts a grant's turns when they are booked.
+//   - [store.Decision.Metered] counts the turns a Store handed out when it
+//     makes its next grant for the same scopes (lapsed turns are not
+//     counted; nor are the last grant's, when demand stops).
 //
 // Writes (a gap), sliding logs, costs other than one unit, background
 // requests and caps above 1,024 are decided per request.

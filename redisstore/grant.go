@@ -56,10 +56,11 @@ const (
 // its release is local.
 const shareLease store.Lease = 1 << 62
 
-// grantReply carries a grant's size to admitOnce, and back how many turns
-// it booked behind the caller's.
+// grantReply carries a grant's size (and how many of the last grant's
+// turns were handed out, for the meter) to admitOnce, and back how many
+// turns it booked behind the caller's.
 type grantReply struct {
-	turns, extra int
+	turns, counted, extra int
 }
 
 func (g *grantReply) parse(v any) bool {
@@ -315,7 +316,8 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		}
 		ch := make(chan struct{})
 		gr.flight = ch
-		reply := grantReply{turns: gr.size}
+		reply := grantReply{turns: gr.size, counted: gr.used}
+		gr.used = 0
 		g.mu.Unlock()
 
 		d, err := s.admitRedis(ctx, a, &reply)
@@ -328,7 +330,7 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		}
 		s.end(ctx, false, "admit", nil)
 		now = s.clock().UnixNano()
-		gr.left, gr.used, gr.until = reply.extra, 0, now+int64(s.horizon)
+		gr.left, gr.until = reply.extra, now+int64(s.horizon)
 		gr.metered, gr.rate, gr.ceiling = d.Metered, d.Rate, d.Ceiling
 		switch {
 		case d.Reason == store.Paced && d.Reserved:
@@ -597,9 +599,10 @@ func hasScope(scopes []store.ScopeAdmit, key string) bool {
 	return false
 }
 
-// grantUpdate adjusts u for lease mode: blocks drop the turns held for
-// their scopes, and a server's count of what is left is lowered by the
-// turns the Store holds unsent in that scope, as for requests in flight.
+// grantUpdate adjusts u for lease mode: blocks and new rates drop the
+// turns held for their scopes, and a server's count of what is left is
+// lowered by the turns the Store holds unsent in that scope, as for
+// requests in flight.
 // It returns u itself when nothing changes.
 func (s *Store) grantUpdate(u *store.Update) *store.Update {
 	if len(u.Blocks) > 0 {
@@ -616,6 +619,13 @@ func (s *Store) grantUpdate(u *store.Update) *store.Update {
 	for i := range u.Rates {
 		r := &u.Rates[i]
 		if !r.HasFree {
+			// A new rate (AIMD's cut or raise): the turns held were
+			// booked at the old one, and their decisions would report it.
+			for _, gr := range g.byScopes {
+				if gr.left > 0 && hasScope(gr.scopes, r.Key) {
+					gr.left = 0
+				}
+			}
 			continue
 		}
 		if n := g.unsent(r.Key, now); n > 0 {

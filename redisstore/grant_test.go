@@ -297,3 +297,70 @@ func TestGrantsSeeOthersBlocksWithinTheHorizon(t *testing.T) {
 		t.Errorf("past the horizon: %+v; want blocked for the rest of the minute", d)
 	}
 }
+
+// The fleet's meter (store.ScopeAdmit.Meter) counts the turns a Store
+// handed out when it makes its next grant, and never those that lapsed:
+// AIMD sizes its cuts from it.
+func TestGrantsMeterWhatWasHandedOut(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := storetest.NewClock()
+	prefix := redistest.Prefix(t)
+	a, _ := leaseStore(t, srv, prefix, clock, 8)
+	b, _ := leaseStore(t, srv, prefix, clock, 0)
+	ctx := context.Background()
+	scopes := []store.ScopeAdmit{{Key: "tenant GET /x", Rate: 1e9, Burst: 1e9, Meter: true}}
+	adm := &store.Admission{Scopes: scopes}
+	metered := func() float64 {
+		t.Helper()
+		d, err := b.Admit(ctx, &store.Admission{Scopes: scopes})
+		if err != nil || d.Reason != store.Admitted {
+			t.Fatalf("b.Admit = %+v, %v", d, err)
+		}
+		return d.Metered
+	}
+	for range 4 { // grants of 1, 2 (one handed out) and 4 (3 booked behind)
+		if d, err := a.Admit(ctx, adm); err != nil || d.Reason != store.Admitted {
+			t.Fatalf("a.Admit = %+v, %v", d, err)
+		}
+	}
+	// Counted: the three callers and the one handed out of the grant of 2.
+	if m := metered(); m != 4 {
+		t.Fatalf("metered %v after a's 4; want 4", m)
+	}
+	for range 2 { // two of the grant of 4's three, not counted yet
+		a.Admit(ctx, adm)
+	}
+	if m := metered(); m != 5 { // and b's own
+		t.Fatalf("metered %v; want 5 (a's two not counted yet)", m)
+	}
+	clock.Advance(DefaultHorizon + time.Nanosecond) // the third lapses
+	a.Admit(ctx, adm)                               // a grant of 2, counting the two
+	if m := metered(); m != 9 {
+		t.Errorf("metered %v; want 9 (4, b's 2, a's two handed out and its caller, not the lapsed one)", m)
+	}
+}
+
+// A new rate this Store learns (AIMD's cut or raise) drops the turns it
+// holds, booked at the old one: the next admission asks Redis.
+func TestGrantsDropTurnsOnANewRate(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := storetest.NewClock()
+	s, cnt := leaseStore(t, srv, redistest.Prefix(t), clock, 8)
+	ctx := context.Background()
+	adm := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant GET /x", Rate: 1e9, Burst: 1e9}}}
+	for range 4 { // grants of 1, 2 and 4: 3 held
+		if d, err := s.Admit(pathCtx, adm); err != nil || d.Reason != store.Admitted {
+			t.Fatalf("Admit = %+v, %v", d, err)
+		}
+	}
+	if err := s.Update(ctx, &store.Update{Rates: []store.RateUpdate{{Key: adm.Scopes[0].Key, Rate: 5e8, Burst: 1e9}}}); err != nil {
+		t.Fatal(err)
+	}
+	cnt.n.Store(0)
+	if d, err := s.Admit(pathCtx, adm); err != nil || d.Reason != store.Admitted {
+		t.Fatalf("Admit = %+v, %v", d, err)
+	}
+	if got := cnt.n.Load(); got != 1 {
+		t.Errorf("round trips after a new rate = %d; want 1 (the held turns dropped)", got)
+	}
+}

@@ -330,8 +330,9 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 	c.int(int64(meter))
 	if gr != nil {
 		c.int(int64(gr.turns))
+		c.int(int64(gr.counted))
 	} else {
-		c.int(0)
+		c.str("0 0")
 	}
 	c.key(s.epochKey, "", "")
 	c.key(s.tag, ":u:", "")
