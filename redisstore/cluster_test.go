@@ -180,3 +180,56 @@ func TestConformanceOnClusterAsACLUser(t *testing.T) {
 	}
 	storetest.Run(t, newStores(cc))
 }
+
+// leaseSmoke runs lease mode on c: a capped scope's share, batched turns
+// and the meter, through the public API.
+func leaseSmoke(t *testing.T, c redisstore.Client) {
+	t.Helper()
+	s := redisstore.New(c, redisstore.Config{Prefix: redistest.Prefix(t), Batch: 8, Timeout: 5 * time.Second,
+		OnHealth: func(e redisstore.HealthEvent) { t.Errorf("store left Redis: %v", e.Err) }})
+	defer s.Close()
+	ctx := context.Background()
+	a := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "global"}, {Key: "tenant", Limit: 4}, {Key: "tenant GET /x", Rate: 1e9, Burst: 1e9, Meter: true}}}
+	var leases []store.Lease
+	for range 4 {
+		d, err := s.Admit(ctx, a)
+		if err != nil || d.Reason != store.Admitted {
+			t.Fatalf("Admit = %+v, %v; want admitted", d, err)
+		}
+		leases = append(leases, d.Lease)
+	}
+	if d, err := s.Admit(ctx, a); err != nil || d.Reason != store.Busy {
+		t.Fatalf("Admit past the cap = %+v, %v; want busy", d, err)
+	}
+	for _, l := range leases {
+		if err := s.Release(ctx, a, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 40 {
+		d, err := s.Admit(ctx, a)
+		if err != nil || d.Reason != store.Admitted {
+			t.Fatalf("admission %d = %+v, %v; want admitted", i, d, err)
+		}
+		if err := s.Release(ctx, a, d.Lease); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLeaseModeOnClusterAsACLUser(t *testing.T) {
+	c := redistest.StartCluster(t)
+	for _, n := range c.Nodes {
+		n.AddUser(t, "heed", "s3cret-pw", clusterACLRules...)
+	}
+	opts := c.Options()
+	opts.Username, opts.Password = "heed", "s3cret-pw"
+	cc := redis.NewClusterClient(opts)
+	t.Cleanup(func() { cc.Close() })
+	leaseSmoke(t, cc)
+}
+
+func TestLeaseModeAsACLUser(t *testing.T) {
+	_, c := aclClient(t)
+	leaseSmoke(t, c)
+}

@@ -58,6 +58,11 @@ func runWorker(id string) error {
 				return err
 			}
 		}
+		if v := os.Getenv("HEED_BATCH"); v != "" {
+			if cfg.Batch, err = strconv.Atoi(v); err != nil {
+				return err
+			}
+		}
 		if os.Getenv("HEED_STRICT") != "" { // as before hysteresis: for comparisons
 			cfg.FailThreshold, cfg.RecoverThreshold, cfg.MaxTimeout = 1, 1, time.Nanosecond
 		}
@@ -138,6 +143,7 @@ func TestProcessesShareOneAllowance(t *testing.T) {
 		scaleBy = 0.1
 	)
 	rs := redistest.Start(t)
+	batch := "" // the workers' Config.Batch: lease mode when set
 
 	// run runs the worker processes for runFor; timeout "" means the
 	// default, adaptive one. It returns the sim's ground truth and the
@@ -172,7 +178,7 @@ func TestProcessesShareOneAllowance(t *testing.T) {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
 				cmd.Env = append(os.Environ(),
 					"HEED_WORKER="+strconv.Itoa(p), "HEED_SIM="+hs.URL, "HEED_FOR="+runFor.String(),
-					"HEED_REDIS="+redisURL, "HEED_PREFIX="+prefix, "HEED_TIMEOUT="+timeout)
+					"HEED_REDIS="+redisURL, "HEED_PREFIX="+prefix, "HEED_TIMEOUT="+timeout, "HEED_BATCH="+batch)
 				out, err := cmd.CombinedOutput()
 				if err != nil {
 					t.Errorf("worker %d: %v\n%s", p, err, out)
@@ -192,6 +198,12 @@ func TestProcessesShareOneAllowance(t *testing.T) {
 	}
 
 	t.Run("shared redis", func(t *testing.T) {
+		truth, _ := run(t, rs.URL, "1s", runFor)
+		checkShared(t, truth, 0.02)
+	})
+	t.Run("shared redis, lease mode", func(t *testing.T) {
+		batch = "64"
+		defer func() { batch = "" }()
 		truth, _ := run(t, rs.URL, "1s", runFor)
 		checkShared(t, truth, 0.02)
 	})
