@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -229,6 +230,48 @@ func TestRunProxyOnRedis(t *testing.T) {
 	}
 }
 
+// With -redis-batch the proxy's Store is in lease mode: requests to an
+// endpoint that nothing limits take a script call per grant, not one each
+// (50 requests: grants of 1, 2, 4, 8, 16 and 32, and one share of the
+// concurrency cap).
+func TestRunProxyRedisBatch(t *testing.T) {
+	rs := redistest.Start(t)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer up.Close()
+	t.Setenv("HEED_REDIS_URL", rs.URL)
+	addr, _, stop := startProxy(t, "-upstream", up.URL, "-redis-batch", "64")
+	defer stop()
+	rdb := rs.NewClient(t)
+	scripts := func() int {
+		t.Helper()
+		info, err := rdb.Info(context.Background(), "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for line := range strings.Lines(info) {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:calls="); ok {
+				fmt.Sscan(strings.SplitN(rest, ",", 2)[0], &n)
+			}
+		}
+		return n
+	}
+	before := scripts()
+	for i := range 50 {
+		resp, err := http.Get(addr + "/v1/things")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("request %d: %v %v", i, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	// Six grants and one share of the cap; a renewal of the share, every
+	// second, may come on a slow machine.
+	if n := scripts() - before; n < 7 || n > 8 {
+		t.Errorf("%d script calls for 50 requests in lease mode; want 7 (8 with a renewal)", n)
+	}
+}
+
 func TestRunProxyUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{},
@@ -240,6 +283,7 @@ func TestRunProxyUsageErrors(t *testing.T) {
 		{"-upstream", "https://x", "-max-wait", "5m"},
 		{"-upstream", "https://x", "-tenant-header", "X-Tenant", "-tenant-credential"},
 		{"-upstream", "https://x", "-max-conns", "0"},
+		{"-upstream", "https://x", "-redis-batch", "-1"},
 	} {
 		if err := runProxy(context.Background(), args, io.Discard, io.Discard); !errors.As(err, new(usageError)) {
 			t.Errorf("heed proxy %q = %v, want a usage error", args, err)
