@@ -50,6 +50,9 @@ const (
 	maxGrants = 256
 	// maxBatch bounds Config.Batch.
 	maxBatch = 4096
+	// maxShares bounds the capped scopes a Store holds shares of; an
+	// admission to yet another is decided per request.
+	maxShares = 4096
 )
 
 // shareLease is the lease of an admission decided on the Store's shares:
@@ -250,12 +253,24 @@ func caps(a *store.Admission) bool {
 	return false
 }
 
+// How admitGranted decided.
+const (
+	granted     = iota // it decided
+	grantFailed        // Redis failed: the Store decides locally
+	perRequest         // too many shares held: decide per request
+)
+
 // admitGranted decides a in lease mode: on a turn the Store holds, or by
-// a grant call. It reports local when the Store should decide locally
-// instead (Redis failed).
-func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.Decision, err error, local bool) {
+// a grant call; how says whether it did.
+func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.Decision, err error, how int) {
 	g := &s.grants
 	g.mu.Lock()
+	for i := range a.Scopes {
+		if sc := &a.Scopes[i]; sc.Limit > 0 && len(g.shares) >= maxShares && g.shares[sc.Key] == nil {
+			g.mu.Unlock()
+			return store.Decision{}, nil, perRequest
+		}
+	}
 	now := s.clock().UnixNano()
 	gr := g.grantFor(a, now)
 	for {
@@ -267,7 +282,7 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		if wait, key := g.blocked(a, now); wait > 0 {
 			// A block this Store learned since the grant.
 			g.mu.Unlock()
-			return store.Decision{Reason: store.Blocked, Wait: wait, Scope: key}, nil, false
+			return store.Decision{Reason: store.Blocked, Wait: wait, Scope: key}, nil, granted
 		}
 		if gr.left > 0 {
 			if g.take(a) {
@@ -278,13 +293,13 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 					d.Lease = shareLease
 				}
 				g.mu.Unlock()
-				return d, nil, false
+				return d, nil, granted
 			}
 			// Short of slots: widen the shares, once at a time per Store.
 			if ch := g.flight; ch != nil {
 				g.mu.Unlock()
 				if err := wait(ctx, ch); err != nil {
-					return store.Decision{}, err, false
+					return store.Decision{}, err, granted
 				}
 				g.mu.Lock()
 				now = s.clock().UnixNano()
@@ -292,10 +307,10 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 			}
 			d, ok, err := s.widen(ctx, a)
 			if err != nil {
-				return d, err, s.end(ctx, false, "shares", err)
+				return d, err, failure(s.end(ctx, false, "shares", err))
 			}
 			if !ok {
-				return d, nil, false
+				return d, nil, granted
 			}
 			now = s.clock().UnixNano()
 			continue
@@ -304,7 +319,7 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		if ch := gr.flight; ch != nil {
 			g.mu.Unlock()
 			if err := wait(ctx, ch); err != nil {
-				return store.Decision{}, err, false
+				return store.Decision{}, err, granted
 			}
 			g.mu.Lock()
 			now = s.clock().UnixNano()
@@ -326,7 +341,7 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		close(ch)
 		if err != nil {
 			g.mu.Unlock()
-			return d, err, s.end(ctx, false, "admit", err)
+			return d, err, failure(s.end(ctx, false, "admit", err))
 		}
 		s.end(ctx, false, "admit", nil)
 		now = s.clock().UnixNano()
@@ -337,22 +352,31 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 			// The caller's turn is ahead: Redis admits it when it comes.
 			g.mu.Unlock()
 			s.markReserved(a, sideRedis)
-			return d, nil, false
+			return d, nil, granted
 		case d.Reason != store.Admitted:
 			g.mu.Unlock()
-			return d, nil, false
+			return d, nil, granted
 		case g.take(a):
 			if caps(a) {
 				d.Lease = shareLease
 			}
 			g.mu.Unlock()
-			return d, nil, false
+			return d, nil, granted
 		}
 		// Admitted by Redis, but the shares ran short meanwhile: the turn
 		// is kept for the next try.
 		gr.left++
 		gr.used--
 	}
+}
+
+// failure is how admitGranted decided after a failed call: locally when
+// the Store should (the caller's context did not end).
+func failure(local bool) int {
+	if local {
+		return grantFailed
+	}
+	return granted
 }
 
 // wait waits for ch to be closed, or for ctx to end.

@@ -364,3 +364,113 @@ func TestGrantsDropTurnsOnANewRate(t *testing.T) {
 		t.Errorf("round trips after a new rate = %d; want 1 (the held turns dropped)", got)
 	}
 }
+
+// Redis dies in lease mode: the turns held lapse, admissions go to the
+// local fallback (its divided cap, its own leases), a release of a share
+// taken before still works, the shares are forgotten (Redis's copy
+// expires), and after Redis returns lease mode takes its shares anew,
+// within the cap.
+func TestGrantsWhenRedisDies(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := storetest.NewClock()
+	s := New(failingClient(t, srv), Config{Prefix: redistest.Prefix(t), Timeout: 2 * time.Second, Instances: 3,
+		ProbeInterval: 20 * time.Millisecond, Now: clock.Now, Batch: 8})
+	s.renewEvery = time.Hour
+	defer s.Close()
+	ctx := context.Background()
+	adm := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant", Limit: 6}, {Key: "tenant GET /x", Rate: 1e9, Burst: 1e9}}}
+	// admit admits a copy of adm, waiting (on the clock) for a turn it
+	// reserved: the fallback's buckets, and Redis's after the return,
+	// start empty.
+	admit := func() (store.Decision, error) {
+		a := *adm
+		d, err := s.Admit(ctx, &a)
+		if err == nil && d.Reason == store.Paced && d.Reserved {
+			clock.Advance(d.Wait)
+			a.Paced = true
+			d, err = s.Admit(ctx, &a)
+		}
+		return d, err
+	}
+	d, err := admit()
+	if err != nil || d.Lease != shareLease {
+		t.Fatalf("Admit on Redis = %+v, %v; want admitted on a share", d, err)
+	}
+	held := d.Lease
+
+	srv.Kill()
+	clock.Advance(DefaultHorizon + time.Nanosecond) // what was held lapses
+	var local []store.Lease
+	for i := range 5 {
+		d, err := admit()
+		if err != nil {
+			t.Fatalf("admission %d with Redis dead: %v", i, err)
+		}
+		if d.Reason == store.Admitted {
+			if d.Lease == shareLease || d.Lease&redisLease != 0 {
+				t.Fatalf("admission %d with Redis dead: lease %x, want a local one", i, d.Lease)
+			}
+			local = append(local, d.Lease)
+		}
+	}
+	if s.Healthy() {
+		t.Fatal("Healthy() = true with redis-server killed")
+	}
+	if len(local) != 2 { // ceil(6/3)
+		t.Errorf("admitted %d in the fallback; want its divided cap of 2", len(local))
+	}
+	if err := s.Release(ctx, adm, held); err != nil {
+		t.Errorf("Release of a share's lease with Redis dead = %v, want nil", err)
+	}
+	for _, l := range local {
+		if err := s.Release(ctx, adm, l); err != nil {
+			t.Errorf("Release of a local lease: %v", err)
+		}
+	}
+	s.renewOnce(ctx, false)
+	s.grants.mu.Lock()
+	for k, sh := range s.grants.shares {
+		if sh.held != 0 {
+			t.Errorf("share of %s: %d held with Redis down, want 0", k, sh.held)
+		}
+	}
+	s.grants.mu.Unlock()
+
+	srv.Restart()
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.Healthy() {
+		if time.Now().After(deadline) {
+			t.Fatal("the store did not return to Redis within 10s of its restart")
+		}
+		time.Sleep(10 * time.Millisecond) // real time: the probe interval
+		if _, err := s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "probe"}}}); err != nil {
+			t.Fatalf("Admit while recovering: %v", err)
+		}
+	}
+	// Redis came back empty: for a moment, admissions wait (busy) for
+	// blocks to be re-asserted.
+	d, err = admit()
+	for i := 0; err == nil && d.Reason == store.Busy && i < 100; i++ {
+		clock.Advance(store.BusyPoll)
+		d, err = admit()
+	}
+	if err != nil || d.Lease != shareLease {
+		t.Fatalf("back on Redis: %+v, %v; want admitted on a share", d, err)
+	}
+	n := 1
+	for ; n < 10; n++ {
+		d, err := admit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Reason != store.Admitted {
+			break
+		}
+		if d.Lease != shareLease {
+			t.Fatalf("back on Redis: lease %x, want a share's", d.Lease)
+		}
+	}
+	if n != 6 {
+		t.Errorf("back on Redis: %d admitted at once under a cap of 6; want 6", n)
+	}
+}

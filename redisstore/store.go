@@ -222,13 +222,15 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		return store.Decision{Reason: store.Admitted}, nil
 	}
 	side := s.reservedBy(a)
+	failed := false // lease mode's call failed: decide locally
 	if s.batch > 0 && !a.Paced && !s.down.Load() && shareable(a) {
-		d, err, local := s.admitGranted(ctx, a)
-		if !local {
+		d, err, how := s.admitGranted(ctx, a)
+		if how == granted {
 			return d, err
 		}
+		failed = how == grantFailed
 	}
-	if use, probe := s.begin(); use {
+	if use, probe := s.begin(); use && !failed {
 		ra := a
 		if side == sideLocal {
 			// Reserved by the fallback: Redis has not charged it.
