@@ -262,13 +262,13 @@ const (
 
 // admitGranted decides a in lease mode: on a turn the Store holds, or by
 // a grant call; how says whether it did.
-func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.Decision, err error, how int) {
+func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.Decision, how int, err error) {
 	g := &s.grants
 	g.mu.Lock()
 	for i := range a.Scopes {
 		if sc := &a.Scopes[i]; sc.Limit > 0 && len(g.shares) >= maxShares && g.shares[sc.Key] == nil {
 			g.mu.Unlock()
-			return store.Decision{}, nil, perRequest
+			return store.Decision{}, perRequest, nil
 		}
 	}
 	now := s.clock().UnixNano()
@@ -282,7 +282,7 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		if wait, key := g.blocked(a, now); wait > 0 {
 			// A block this Store learned since the grant.
 			g.mu.Unlock()
-			return store.Decision{Reason: store.Blocked, Wait: wait, Scope: key}, nil, granted
+			return store.Decision{Reason: store.Blocked, Wait: wait, Scope: key}, granted, nil
 		}
 		if gr.left > 0 {
 			if g.take(a) {
@@ -293,13 +293,13 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 					d.Lease = shareLease
 				}
 				g.mu.Unlock()
-				return d, nil, granted
+				return d, granted, nil
 			}
 			// Short of slots: widen the shares, once at a time per Store.
 			if ch := g.flight; ch != nil {
 				g.mu.Unlock()
 				if err := wait(ctx, ch); err != nil {
-					return store.Decision{}, err, granted
+					return store.Decision{}, granted, err
 				}
 				g.mu.Lock()
 				now = s.clock().UnixNano()
@@ -307,10 +307,10 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 			}
 			d, ok, err := s.widen(ctx, a)
 			if err != nil {
-				return d, err, failure(s.end(ctx, false, "shares", err))
+				return d, failure(s.end(ctx, false, "shares", err)), err
 			}
 			if !ok {
-				return d, nil, granted
+				return d, granted, nil
 			}
 			now = s.clock().UnixNano()
 			continue
@@ -319,7 +319,7 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		if ch := gr.flight; ch != nil {
 			g.mu.Unlock()
 			if err := wait(ctx, ch); err != nil {
-				return store.Decision{}, err, granted
+				return store.Decision{}, granted, err
 			}
 			g.mu.Lock()
 			now = s.clock().UnixNano()
@@ -341,7 +341,7 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		close(ch)
 		if err != nil {
 			g.mu.Unlock()
-			return d, err, failure(s.end(ctx, false, "admit", err))
+			return d, failure(s.end(ctx, false, "admit", err)), err
 		}
 		s.end(ctx, false, "admit", nil)
 		now = s.clock().UnixNano()
@@ -352,16 +352,16 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 			// The caller's turn is ahead: Redis admits it when it comes.
 			g.mu.Unlock()
 			s.markReserved(a, sideRedis)
-			return d, nil, granted
+			return d, granted, nil
 		case d.Reason != store.Admitted:
 			g.mu.Unlock()
-			return d, nil, granted
+			return d, granted, nil
 		case g.take(a):
 			if caps(a) {
 				d.Lease = shareLease
 			}
 			g.mu.Unlock()
-			return d, nil, granted
+			return d, granted, nil
 		}
 		// Admitted by Redis, but the shares ran short meanwhile: the turn
 		// is kept for the next try.

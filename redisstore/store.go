@@ -224,7 +224,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	side := s.reservedBy(a)
 	failed := false // lease mode's call failed: decide locally
 	if s.batch > 0 && !a.Paced && !s.down.Load() && shareable(a) {
-		d, err, how := s.admitGranted(ctx, a)
+		d, how, err := s.admitGranted(ctx, a)
 		if how == granted {
 			return d, err
 		}
