@@ -164,7 +164,9 @@ func TestRenew(t *testing.T) {
 // line per node.
 var clusterACLRules = append(append([]string(nil), aclRules...), "+cluster|slots", "+command")
 
-func TestConformanceOnClusterAsACLUser(t *testing.T) {
+// clusterACLClient starts a cluster and returns a client of it that logs
+// in as a user with only clusterACLRules.
+func clusterACLClient(t *testing.T) *redis.ClusterClient {
 	c := redistest.StartCluster(t)
 	for _, n := range c.Nodes {
 		n.AddUser(t, "heed", "s3cret-pw", clusterACLRules...)
@@ -173,6 +175,11 @@ func TestConformanceOnClusterAsACLUser(t *testing.T) {
 	opts.Username, opts.Password = "heed", "s3cret-pw"
 	cc := redis.NewClusterClient(opts)
 	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+func TestConformanceOnClusterAsACLUser(t *testing.T) {
+	cc := clusterACLClient(t)
 	s := redisstore.New(cc, redisstore.Config{Prefix: redistest.Prefix(t)})
 	defer s.Close()
 	if err := s.Check(context.Background()); err != nil {
@@ -218,15 +225,7 @@ func leaseSmoke(t *testing.T, c redisstore.Client) {
 }
 
 func TestLeaseModeOnClusterAsACLUser(t *testing.T) {
-	c := redistest.StartCluster(t)
-	for _, n := range c.Nodes {
-		n.AddUser(t, "heed", "s3cret-pw", clusterACLRules...)
-	}
-	opts := c.Options()
-	opts.Username, opts.Password = "heed", "s3cret-pw"
-	cc := redis.NewClusterClient(opts)
-	t.Cleanup(func() { cc.Close() })
-	leaseSmoke(t, cc)
+	leaseSmoke(t, clusterACLClient(t))
 }
 
 func TestLeaseModeAsACLUser(t *testing.T) {
