@@ -20,11 +20,28 @@ import (
 // request is one RoundTrip's state: its classification into scopes, its
 // admission, and the buffers its responses are parsed and learned into.
 type request struct {
+	requestState
+	// scopes are the request's scopes, each of those in use written whole
+	// by classify; keys is assigned whole by classify; flying's entries
+	// are cleared by dropInFlight. None is cleared when the request is
+	// recycled (free): they are most of its size.
+	scopes [scope.MaxPerRequest]store.ScopeAdmit
+	keys   learn.Request
+	// flying are the counts countInFlight added to, which dropInFlight
+	// takes back without looking their keys up again.
+	flying [scope.MaxPerRequest + 1]*flight
+
+	// Recycled with the request, so that learning from a typical response
+	// allocates nothing.
+	obs  header.Observation
+	plan learn.Plan
+}
+
+// requestState is the part of a request cleared when it is recycled.
+type requestState struct {
 	ctx      context.Context
 	req      *http.Request // the caller's, for events
 	adm      store.Admission
-	scopes   [scope.MaxPerRequest]store.ScopeAdmit
-	keys     learn.Request
 	endpoint string // endpoint template, for logs
 	// canRetry: the request is safe to repeat and its body can be sent
 	// again; rewindable: its body can be sent again.
@@ -33,13 +50,10 @@ type request struct {
 	unitCost             float64 // what it is charged, when units
 	heldUnits            int64   // its share of Transport.unitsPending, in thousandths
 	inFlight             bool    // counted in Transport.inFlight and flights
-	// flying are the counts countInFlight added to, which dropInFlight
-	// takes back without looking their keys up again.
-	flying     [scope.MaxPerRequest + 1]*flight
-	nFlying    int
-	fresh      bool   // no limit scope among its scopes
-	admittedAt uint64 // Transport.admitted when its response was learned
-	idemKey    string // an Idempotency-Key heed adds, or ""
+	nFlying              int     // the entries of flying in use
+	fresh                bool    // no limit scope among its scopes
+	admittedAt           uint64  // Transport.admitted when its response was learned
+	idemKey              string  // an Idempotency-Key heed adds, or ""
 
 	start    time.Time   // when RoundTrip began: the one clock read before sending
 	respAt   time.Time   // when the last response came
@@ -51,11 +65,6 @@ type request struct {
 	sent     bool        // the caller's body went to Base, which closes it
 	sentAt   time.Time
 	done     func(failed bool, at time.Time) // the breaker's, for this send
-
-	// Recycled with the request, so that learning from a typical response
-	// allocates nothing.
-	obs  header.Observation
-	plan learn.Plan
 }
 
 // requests recycles requests; one is put back when its RoundTrip returns,
@@ -290,10 +299,9 @@ func (t *Transport) EndpointScope(req *http.Request) string {
 
 // free recycles r, keeping only its buffers' storage.
 func (r *request) free() {
-	obs, plan := r.obs, r.plan
-	obs.Reset()
-	plan.Reset()
-	*r = request{obs: obs, plan: plan}
+	r.obs.Reset()
+	r.plan.Reset()
+	r.requestState = requestState{}
 	requests.Put(r)
 }
 

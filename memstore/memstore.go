@@ -416,15 +416,20 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		// it was computed from: a request that goes now books exactly
 		// that, unless a scope named twice moved the tat meanwhile.
 		var tats, from [12]instant
+		var paces [12]limiter.Pace // each scope's pace, as booked
 		yielding := a.Background && a.Reserve > 0 // checked at a pace other than the one booked
 		for i, st := range sts {
-			p := st.pace(&a.Scopes[i], now, a)
+			p := st.pace(&a.Scopes[i], now, nil)
+			paces[i] = p
 			if p.Rate <= 0 {
 				continue
 			}
+			if yielding {
+				p = p.Yielding(a.Reserve)
+			}
 			var w time.Duration
 			if st.counted(now) {
-				w = st.countedWait(p, burstOf(st.pace(&a.Scopes[i], now, nil)), now, a.CostOf(i))
+				w = st.countedWait(p, burstOf(paces[i]), now, a.CostOf(i))
 			} else {
 				from[i] = st.tat
 				tats[i], w = reserve(p, st.tat, now, a.CostOf(i))
@@ -439,7 +444,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		}
 		at := now.Add(wait)
 		for i, st := range sts {
-			p := st.pace(&a.Scopes[i], now, nil)
+			p := paces[i]
 			if p.Rate <= 0 {
 				continue
 			}
