@@ -828,7 +828,7 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 	if in.Status >= 400 {
 		return
 	}
-	m.acceptLocked(r.Endpoint, in.Now)
+	mt := m.acceptLocked(r.Endpoint, in.Now)
 	if p.Advertised {
 		return
 	}
@@ -856,7 +856,7 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 		m.aimd[key] = st
 	}
 	if !wide {
-		m.raiseLocked(r, r.Endpoint, m.fleetLocked(r, m.acceptedRateLocked(r.Endpoint, in.Now)), in.Now, p)
+		m.raiseLocked(r, r.Endpoint, m.fleetLocked(r, mt.acceptedRate()), in.Now, p)
 		return
 	}
 	m.raiseLocked(r, key, m.fleetLocked(r, m.membersRateLocked(r.Tenant, in.Now)), in.Now, p)

@@ -61,7 +61,7 @@ type Memory struct {
 	subs     map[string][]SubScope
 	names    map[string]*nameState
 	aimd     map[string]*aimdState
-	sent     map[string]time.Time
+	sent     map[string]*time.Time // a pointer, so that a later send updates in place
 	accepted map[string]*meter
 	wide     map[string]*wideState
 	anyWide  atomic.Bool // wide has held an entry: Widened may find one
@@ -278,24 +278,32 @@ func (m *Memory) sentBefore(endpoint string, sentAt time.Time) time.Time {
 }
 
 func (m *Memory) sentBeforeLocked(endpoint string, sentAt time.Time) time.Time {
-	prev := m.sent[endpoint]
-	if sentAt.After(prev) {
+	at := m.sent[endpoint]
+	if at == nil {
 		reset(&m.sent)
-		m.sent[endpoint] = sentAt
+		at = new(time.Time)
+		*at = sentAt
+		m.sent[endpoint] = at
+		return time.Time{}
+	}
+	prev := *at
+	if sentAt.After(prev) {
+		*at = sentAt
 	}
 	return prev
 }
 
 // acceptLocked counts an accepted response of an endpoint at now; m.mu is
 // held.
-func (m *Memory) acceptLocked(endpoint string, now time.Time) {
+func (m *Memory) acceptLocked(endpoint string, now time.Time) *meter {
 	mt := m.accepted[endpoint]
 	if mt == nil {
 		// The first response starts the meter's time: it has none before
 		// it to count.
 		reset(&m.accepted)
-		m.accepted[endpoint] = &meter{last: now, acceptedN: 1}
-		return
+		mt = &meter{last: now, acceptedN: 1}
+		m.accepted[endpoint] = mt
+		return mt
 	}
 	if d := now.Sub(mt.last); d > 0 {
 		mt.active += min(d, meterGap)
@@ -309,6 +317,7 @@ func (m *Memory) acceptLocked(endpoint string, now time.Time) {
 		mt.active, mt.n = 0, 0
 		mt.lastRefused, mt.lastAccepted, mt.refused, mt.acceptedN = mt.refused, mt.acceptedN, 0, 0
 	}
+	return mt
 }
 
 // refuse counts a bare 429 of an endpoint, and returns the share of its
@@ -392,7 +401,11 @@ func (m *Memory) membersRateLocked(tenant string, now time.Time) float64 {
 // once it has counted a quarter of it; zero when it does not know; m.mu is
 // held.
 func (m *Memory) acceptedRateLocked(endpoint string, now time.Time) float64 {
-	mt := m.accepted[endpoint]
+	return m.accepted[endpoint].acceptedRate()
+}
+
+// acceptedRate is acceptedRateLocked of an endpoint's meter (nil for none).
+func (mt *meter) acceptedRate() float64 {
 	switch {
 	case mt == nil:
 		return 0
