@@ -416,7 +416,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		// it was computed from: a request that goes now books exactly
 		// that, unless a scope named twice moved the tat meanwhile.
 		var tats, from [12]instant
-		var paces [12]limiter.Pace // each scope's pace, as booked
+		var paces [12]limiter.Pace                // each scope's pace, as booked
 		yielding := a.Background && a.Reserve > 0 // checked at a pace other than the one booked
 		for i, st := range sts {
 			p := st.pace(&a.Scopes[i], now, nil)
