@@ -174,7 +174,8 @@ const (
 // each call, and arrays that no call reads beyond what it wrote (an entry
 // of resetFrom is written with each limit added; the key arrays are read
 // up to their counts), so that a parser taken from parsers is not cleared
-// of them: clearing its 1.7 kB was a third of a typical parse.
+// of them: clearing its 1.7 kB took half of a parse of a response with no
+// limit headers, and about 5% of one of Jira's.
 type parser struct {
 	parse
 
