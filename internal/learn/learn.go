@@ -823,12 +823,13 @@ func (m *Memory) ownRateLocked(r *Request, wide bool, now time.Time) float64 {
 func (m *Memory) success(r *Request, in *Input, p *Plan) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sentBeforeLocked(r.Endpoint, in.SentAt)
+	mt := m.meterLocked(r.Endpoint) // one lookup serves the send and the acceptance
+	mt.sentBefore(in.SentAt)
 	m.wideResponseLocked(r.Tenant, r.Endpoint, in.Now)
 	if in.Status >= 400 {
 		return
 	}
-	mt := m.acceptLocked(r.Endpoint, in.Now)
+	mt.accept(in.Now)
 	if p.Advertised {
 		return
 	}

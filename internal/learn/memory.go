@@ -61,8 +61,7 @@ type Memory struct {
 	subs     map[string][]SubScope
 	names    map[string]*nameState
 	aimd     map[string]*aimdState
-	sent     map[string]*time.Time // a pointer, so that a later send updates in place
-	accepted map[string]*meter
+	accepted map[string]*meter // and when each endpoint last sent
 	wide     map[string]*wideState
 	anyWide  atomic.Bool // wide has held an entry: Widened may find one
 	told     map[string]toldRate
@@ -126,7 +125,8 @@ type aimdState struct {
 // short blocks do count (a meter that skipped them would take the burst of
 // responses that comes back together after a block for the server's rate).
 type meter struct {
-	last   time.Time     // the last accepted response
+	sent   time.Time     // when the endpoint last sent (sentBefore)
+	last   time.Time     // the last accepted response; zero before the first
 	active time.Duration // time counted since the window began
 	n      int
 	rate   float64 // the last full window's
@@ -278,17 +278,27 @@ func (m *Memory) sentBefore(endpoint string, sentAt time.Time) time.Time {
 }
 
 func (m *Memory) sentBeforeLocked(endpoint string, sentAt time.Time) time.Time {
-	at := m.sent[endpoint]
-	if at == nil {
-		reset(&m.sent)
-		at = new(time.Time)
-		*at = sentAt
-		m.sent[endpoint] = at
-		return time.Time{}
+	return m.meterLocked(endpoint).sentBefore(sentAt)
+}
+
+// meterLocked returns an endpoint's meter, a new one (that has counted
+// nothing) if it has none; m.mu is held.
+func (m *Memory) meterLocked(endpoint string) *meter {
+	mt := m.accepted[endpoint]
+	if mt == nil {
+		reset(&m.accepted)
+		mt = &meter{}
+		m.accepted[endpoint] = mt
 	}
-	prev := *at
+	return mt
+}
+
+// sentBefore records that the meter's endpoint sent a request at sentAt,
+// and returns when it last sent before that (zero when never).
+func (mt *meter) sentBefore(sentAt time.Time) time.Time {
+	prev := mt.sent
 	if sentAt.After(prev) {
-		*at = sentAt
+		mt.sent = sentAt
 	}
 	return prev
 }
@@ -296,14 +306,18 @@ func (m *Memory) sentBeforeLocked(endpoint string, sentAt time.Time) time.Time {
 // acceptLocked counts an accepted response of an endpoint at now; m.mu is
 // held.
 func (m *Memory) acceptLocked(endpoint string, now time.Time) *meter {
-	mt := m.accepted[endpoint]
-	if mt == nil {
+	mt := m.meterLocked(endpoint)
+	mt.accept(now)
+	return mt
+}
+
+// accept counts an accepted response of the meter's endpoint at now.
+func (mt *meter) accept(now time.Time) {
+	if mt.last.IsZero() {
 		// The first response starts the meter's time: it has none before
 		// it to count.
-		reset(&m.accepted)
-		mt = &meter{last: now, acceptedN: 1}
-		m.accepted[endpoint] = mt
-		return mt
+		mt.last, mt.acceptedN = now, 1
+		return
 	}
 	if d := now.Sub(mt.last); d > 0 {
 		mt.active += min(d, meterGap)
@@ -317,7 +331,6 @@ func (m *Memory) acceptLocked(endpoint string, now time.Time) *meter {
 		mt.active, mt.n = 0, 0
 		mt.lastRefused, mt.lastAccepted, mt.refused, mt.acceptedN = mt.refused, mt.acceptedN, 0, 0
 	}
-	return mt
 }
 
 // refuse counts a bare 429 of an endpoint, and returns the share of its
@@ -325,11 +338,9 @@ func (m *Memory) acceptLocked(endpoint string, now time.Time) *meter {
 func (m *Memory) refuse(endpoint string, now time.Time) float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	mt := m.accepted[endpoint]
-	if mt == nil {
-		reset(&m.accepted)
-		mt = &meter{last: now}
-		m.accepted[endpoint] = mt
+	mt := m.meterLocked(endpoint)
+	if mt.last.IsZero() {
+		mt.last = now
 	}
 	mt.refused++
 	r, a := mt.refused+mt.lastRefused, mt.acceptedN+mt.lastAccepted
