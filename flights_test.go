@@ -54,3 +54,34 @@ func TestCountsSweepRarelyWithManyInFlight(t *testing.T) {
 		t.Errorf("sweepAt = %d, want at least %d: a sweep after every drop", c.sweepAt, 2*live)
 	}
 }
+
+// A key's count found by where the key's bytes lie (counts.hints) is the
+// map's: once swept, a hint to it is stale, and the key counts anew in
+// the map, where every reader finds it.
+func TestCountsHintsFollowSweeps(t *testing.T) {
+	var c counts
+	key := "https://api.test GET /v1/things" // one string, as a Transport's key cache hands out
+	f := c.add(key)
+	if c.in(key) != 1 || c.find(key) != f {
+		t.Fatalf("in = %d, want 1 and the added count", c.in(key))
+	}
+	f.n--
+	for i := range 2 * maxFlightKeys { // past sweepAt: the zero count of key is swept
+		k := "k" + strconv.Itoa(i)
+		c.add(k)
+		c.drop(k)
+	}
+	if _, ok := c.m[key]; ok || !f.swept {
+		t.Fatalf("the zero count of key was not swept (swept %v)", f.swept)
+	}
+	g := c.add(key)
+	if g == f || c.m[key] != g || c.in(key) != 1 || c.of(key).ever != 1 {
+		t.Fatalf("after the sweep: a stale count (same %v), in %d, ever %d; want a new count the map holds, 1, 1",
+			g == f, c.in(key), c.of(key).ever)
+	}
+	// Another string with the same bytes finds the same count.
+	other := string([]byte(key))
+	if c.find(other) != g {
+		t.Fatal("the same key in another string found another count")
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/heedhttp/heed/breaker"
 	"github.com/heedhttp/heed/internal/learn"
@@ -527,13 +528,42 @@ const maxFlightKeys = 1024
 type counts struct {
 	m       map[string]*flight
 	sweepAt int
+	// hints finds a key's count by where the key's bytes lie before the
+	// map hashes it, as memstore's scope hints do: a Transport names a
+	// request's tenant and endpoint with the strings its key cache holds.
+	// An entry holds the key's bytes, so no other string lies there while
+	// it does; one whose count was swept is stale (flight.swept).
+	hints [countHints]countHint
+}
+
+const countHints = 64
+
+type countHint struct {
+	p *byte
+	n int
+	f *flight
+}
+
+// find returns key's count, or nil.
+func (c *counts) find(key string) *flight {
+	p := unsafe.StringData(key)
+	h := &c.hints[(uintptr(unsafe.Pointer(p))>>4^uintptr(len(key)))%countHints]
+	if h.p == p && h.n == len(key) && h.f != nil && !h.f.swept {
+		return h.f
+	}
+	f := c.m[key]
+	if f != nil {
+		*h = countHint{p: p, n: len(key), f: f}
+	}
+	return f
 }
 
 // flight is one key's count of requests in flight, and of those ever
 // counted (wrapping), while the key is kept.
 type flight struct {
-	n    int32
-	ever uint32
+	n     int32
+	ever  uint32
+	swept bool // deleted from its counts: a hint to it is stale
 }
 
 // add counts one more request in flight against key, and returns its
@@ -542,7 +572,7 @@ func (c *counts) add(key string) *flight {
 	if c.m == nil {
 		c.m, c.sweepAt = make(map[string]*flight), maxFlightKeys
 	}
-	f := c.m[key]
+	f := c.find(key)
 	if f == nil {
 		f = new(flight)
 		c.m[key] = f
@@ -553,7 +583,7 @@ func (c *counts) add(key string) *flight {
 }
 
 func (c *counts) drop(key string) {
-	if f := c.m[key]; f != nil {
+	if f := c.find(key); f != nil {
 		f.n--
 	}
 	c.sweep()
@@ -565,6 +595,7 @@ func (c *counts) sweep() {
 		for k, f := range c.m {
 			if f.n <= 0 {
 				delete(c.m, k)
+				f.swept = true
 			}
 		}
 		c.sweepAt = max(maxFlightKeys, 2*len(c.m))
@@ -573,7 +604,7 @@ func (c *counts) sweep() {
 
 // in returns how many requests are in flight against key.
 func (c *counts) in(key string) int32 {
-	if f := c.m[key]; f != nil {
+	if f := c.find(key); f != nil {
 		return f.n
 	}
 	return 0
@@ -581,7 +612,7 @@ func (c *counts) in(key string) int32 {
 
 // of returns key's count, the zero flight for a key not kept.
 func (c *counts) of(key string) flight {
-	if f := c.m[key]; f != nil {
+	if f := c.find(key); f != nil {
 		return *f
 	}
 	return flight{}
