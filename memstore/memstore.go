@@ -371,11 +371,31 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 
 	var states [12]*scopeState // a request's scopes fit (heed's scope.MaxPerRequest is 10)
 	sts := states[:0]
+	// What the scopes ask beyond blocks, so that the passes for what none
+	// asks are skipped: most scopes of most requests ask nothing.
+	var asks uint8
 	for i := range a.Scopes {
-		st := s.state(a.Scopes[i].Key, now)
+		sc := &a.Scopes[i]
+		st := s.state(sc.Key, now)
 		st.used = now
 		s.front(st)
 		sts = append(sts, st)
+		if sc.Limit > 0 {
+			if sc.Window > 0 {
+				asks |= askWindow | askLease
+			} else {
+				asks |= askLimit | askLease
+			}
+		}
+		if sc.Gap > 0 {
+			asks |= askLease
+		}
+		if sc.Meter {
+			asks |= askMeter
+		}
+		if sc.Rate > 0 || st.rate > 0 {
+			asks |= askPace
+		}
 	}
 
 	// Blocks first: nothing is reserved for a request that cannot go.
@@ -383,6 +403,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		return d, nil
 	}
 	for i, st := range sts {
+		if asks&askLimit == 0 {
+			break
+		}
 		if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window <= 0 {
 			st.expireLeases(now)
 			if len(st.leases) >= lim {
@@ -395,6 +418,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	var full instant
 	fullest := -1
 	for i, st := range sts {
+		if asks&askWindow == 0 {
+			break
+		}
 		if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window > 0 {
 			st.expireWindow(now)
 			if len(st.window) >= lim {
@@ -408,7 +434,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		return store.Decision{Reason: store.Paced, Wait: full.Sub(now), Scope: a.Scopes[fullest].Key}, nil
 	}
 
-	if !a.Paced {
+	if !a.Paced && asks&askPace != 0 {
 		// The request goes when the slowest of its scopes allows.
 		var wait time.Duration
 		slowest := -1
@@ -463,6 +489,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		}
 	}
 
+	if asks&(askLease|askMeter) == 0 {
+		return store.Decision{Reason: store.Admitted}, nil
+	}
 	lease := store.Lease(0)
 	var expiry instant // zero: held until released
 	if a.LeaseTTL > 0 {
@@ -499,6 +528,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	}
 	d := store.Decision{Reason: store.Admitted, Lease: lease}
 	for i := range a.Scopes {
+		if asks&askMeter == 0 {
+			break
+		}
 		if a.Scopes[i].Meter {
 			d.Metered = sts[i].meter(now)
 			if sts[i].rateUntil.After(now) {
@@ -509,6 +541,15 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	}
 	return d, nil
 }
+
+// What an admission's scopes ask beyond blocks (Store.Admit).
+const (
+	askLimit  uint8 = 1 << iota // a concurrency cap
+	askWindow                   // a sliding log
+	askPace                     // a rate, default or learned
+	askLease                    // a lease: a cap, a gap or a log's place
+	askMeter                    // a meter
+)
 
 // blockedOrSpaced returns a decision to wait for the latest block of the
 // scopes that runs past now, the first scope winning ties, or else for the
