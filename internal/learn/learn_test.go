@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -1210,5 +1211,35 @@ func TestFirstBare429WithNothingAcceptedPacesOneASecond(t *testing.T) {
 	m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: 429, SentAt: t0, Now: t0}, &p)
 	if len(p.Update.Rates) != 1 || p.Update.Rates[0].Default != 1/BareBlockMax.Seconds() || p.Update.Rates[0].Factor != aimdCut {
 		t.Errorf("rates = %+v, want one cut by %v from %v/s", p.Update.Rates, aimdCut, 1/BareBlockMax.Seconds())
+	}
+}
+
+// An endpoint's meter found by where its key's bytes lie (meterHints) is
+// the map's: once the map is emptied for room, a hint to a meter of it is
+// stale, and the endpoint meters anew in the map, where every reader
+// finds it.
+func TestMeterHintsFollowTheMap(t *testing.T) {
+	var m Memory
+	ep := "https://api.test GET /v1/things" // one string, as a Transport's key cache hands out
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old := m.acceptLocked(ep, now)
+	if m.meterLocked(ep) != old || m.accepted[ep] != old {
+		t.Fatal("the endpoint's meter is not the map's")
+	}
+	for i := range MaxEntries { // fills the map: the next new endpoint empties it
+		m.meterLocked(fmt.Sprintf("e%d", i))
+	}
+	if _, ok := m.accepted[ep]; ok || !old.dropped {
+		t.Fatalf("the map was not emptied, or its meters not marked (dropped %v)", old.dropped)
+	}
+	mt := m.acceptLocked(ep, now.Add(time.Second))
+	if mt == old || m.accepted[ep] != mt || mt.acceptedN != 1 {
+		t.Fatalf("after the map was emptied: a stale meter (same %v), or not the map's, or %d accepted; want a new meter the map holds, 1",
+			mt == old, mt.acceptedN)
+	}
+	if m.meterLocked(string([]byte(ep))) != mt {
+		t.Fatal("the same endpoint in another string found another meter")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/heedhttp/heed/header"
 	"github.com/heedhttp/heed/internal/scope"
@@ -62,13 +63,19 @@ type Memory struct {
 	names    map[string]*nameState
 	aimd     map[string]*aimdState
 	accepted map[string]*meter // and when each endpoint last sent
-	wide     map[string]*wideState
-	anyWide  atomic.Bool // wide has held an entry: Widened may find one
-	told     map[string]toldRate
-	phases   map[string]*phase
-	counts   map[string]countMemo
-	windows  map[string]time.Duration // inferred short windows (inferWindow)
-	resets   map[string]time.Duration // the longest reset seen of a spread window (nearWindow)
+	// meterHints find an endpoint's meter by where its key's bytes lie
+	// before the map hashes the key (a Transport names an endpoint with
+	// the string its key cache holds); an entry holds the key's bytes, so
+	// no other string lies there while it does. A meter of a map that was
+	// emptied is stale (meter.dropped).
+	meterHints [meterHintSlots]meterHint
+	wide       map[string]*wideState
+	anyWide    atomic.Bool // wide has held an entry: Widened may find one
+	told       map[string]toldRate
+	phases     map[string]*phase
+	counts     map[string]countMemo
+	windows    map[string]time.Duration // inferred short windows (inferWindow)
+	resets     map[string]time.Duration // the longest reset seen of a spread window (nearWindow)
 }
 
 // countMemo is the count of what is left of a scope last told to the store:
@@ -124,12 +131,21 @@ type aimdState struct {
 // that an idle spell is not taken for a slow server, while pacing gaps and
 // short blocks do count (a meter that skipped them would take the burst of
 // responses that comes back together after a block for the server's rate).
+const meterHintSlots = 64
+
+type meterHint struct {
+	p  *byte
+	n  int
+	mt *meter
+}
+
 type meter struct {
-	sent   time.Time     // when the endpoint last sent (sentBefore)
-	last   time.Time     // the last accepted response; zero before the first
-	active time.Duration // time counted since the window began
-	n      int
-	rate   float64 // the last full window's
+	dropped bool          // its map was emptied: a hint to it is stale
+	sent    time.Time     // when the endpoint last sent (sentBefore)
+	last    time.Time     // the last accepted response; zero before the first
+	active  time.Duration // time counted since the window began
+	n       int
+	rate    float64 // the last full window's
 	// prevN and prevActive are the last full window's count and time,
 	// for a rate over a window that slides (sliding).
 	prevN      int
@@ -284,12 +300,23 @@ func (m *Memory) sentBeforeLocked(endpoint string, sentAt time.Time) time.Time {
 // meterLocked returns an endpoint's meter, a new one (that has counted
 // nothing) if it has none; m.mu is held.
 func (m *Memory) meterLocked(endpoint string) *meter {
+	p := unsafe.StringData(endpoint)
+	h := &m.meterHints[(uintptr(unsafe.Pointer(p))>>4^uintptr(len(endpoint)))%meterHintSlots]
+	if h.p == p && h.n == len(endpoint) && h.mt != nil && !h.mt.dropped {
+		return h.mt
+	}
 	mt := m.accepted[endpoint]
 	if mt == nil {
+		if len(m.accepted) >= MaxEntries {
+			for _, old := range m.accepted {
+				old.dropped = true
+			}
+		}
 		reset(&m.accepted)
 		mt = &meter{}
 		m.accepted[endpoint] = mt
 	}
+	*h = meterHint{p: p, n: len(endpoint), mt: mt}
 	return mt
 }
 
