@@ -41,12 +41,25 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	if r.waited {
 		now = time.Now()
 	}
-	deadline := now.Add(t.maxWait())
-	byContext := false // the context's deadline is the binding one
-	r.pacedBy = ""
-	if !r.deadline.IsZero() && r.deadline.Before(deadline) {
-		deadline, byContext = r.deadline, true
+	// The budget from now; the deadline it makes is computed once a wait
+	// needs it (a request that goes at once does no time arithmetic).
+	budget0, byContext := t.maxWait(), false // byContext: the context's deadline binds
+	if !r.deadline.IsZero() {
+		if left := r.deadline.Sub(now); left < budget0 {
+			budget0, byContext = left, true
+		}
 	}
+	var deadline time.Time
+	deadlineOf := func() time.Time {
+		if deadline.IsZero() {
+			deadline = now.Add(budget0)
+			if byContext {
+				deadline = r.deadline
+			}
+		}
+		return deadline
+	}
+	r.pacedBy = ""
 	var leave func() // set while r heads a pacing queue
 	defer func() {
 		if leave != nil {
@@ -55,7 +68,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	}()
 	// Those already waiting for a turn on one of r's scopes go first.
 	if key, ok := t.fifo.queued(r.adm.Scopes); ok && !r.adm.Background {
-		if leave, err = t.queue(ctx, key, deadline, byContext); err != nil {
+		if leave, err = t.queue(ctx, key, deadlineOf(), byContext); err != nil {
 			return err
 		}
 		r.waited = true // start is no longer now
@@ -68,9 +81,9 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	horizon := reserveHorizon
 	var prev time.Duration // the last pacing wait beyond the horizon
 	for {
-		budget := deadline.Sub(now)
+		budget := budget0
 		if r.waited {
-			budget = time.Until(deadline)
+			budget = time.Until(deadlineOf())
 		}
 		r.adm.Paced, r.adm.MaxWait = paced, max(min(budget, horizon), time.Nanosecond)
 		// The clock read when the request began serves its first ask; a
@@ -140,7 +153,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			return t.tooLong(d, wait, byContext)
 		case d.Reason == store.Paced && !d.Reserved && !r.adm.Background && leave == nil:
 			// Beyond the horizon: wait in line for the scope.
-			if leave, err = t.queue(ctx, d.Scope, deadline, byContext); err != nil {
+			if leave, err = t.queue(ctx, d.Scope, deadlineOf(), byContext); err != nil {
 				return err
 			}
 			r.waited = true
