@@ -33,8 +33,9 @@ type request struct {
 
 	// Recycled with the request, so that learning from a typical response
 	// allocates nothing.
-	obs  header.Observation
-	plan learn.Plan
+	obs    header.Observation
+	plan   learn.Plan
+	parser header.Parser
 }
 
 // requestState is the part of a request cleared when it is recycled.

@@ -28,7 +28,7 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 	if t.Profile != nil {
 		bodies = t.Profile.Bodies
 	}
-	header.ParseInto(&r.obs, resp.StatusCode, resp.Header, peekBody(resp, bodies), now)
+	r.parser.ParseInto(&r.obs, resp.StatusCode, resp.Header, peekBody(resp, bodies), now)
 	in := learn.Input{Req: &r.keys, Obs: &r.obs, Status: resp.StatusCode, SentAt: r.sentAt, Now: now, PacedBy: r.pacedBy, Owner: r}
 	if r.units && !r.obs.Throttled {
 		if p := t.Profile; p != nil && p.Usage != nil {

@@ -46,13 +46,32 @@ func Parse(status int, h http.Header, body []byte, now time.Time) Observation {
 // capacity of o's slices, so a caller that keeps one Observation per
 // goroutine parses a typical response without allocating.
 func ParseInto(o *Observation, status int, h http.Header, body []byte, now time.Time) {
-	o.Reset()
-	o.Status = status
 	p := parsers.Get().(*parser)
 	defer func() {
 		p.parse = parse{} // holds o and h no longer
 		parsers.Put(p)
 	}()
+	p.run(o, status, h, body, now)
+}
+
+// Parser is [ParseInto] with scratch space of its own (about 1.7 kB),
+// for a caller that keeps one per goroutine, or in a request it recycles:
+// it parses without drawing on the pool ParseInto shares. The zero Parser
+// is ready to use; a Parser is not safe for concurrent use.
+type Parser struct {
+	p parser
+}
+
+// ParseInto is the package's [ParseInto] on p's scratch space.
+func (p *Parser) ParseInto(o *Observation, status int, h http.Header, body []byte, now time.Time) {
+	p.p.run(o, status, h, body, now)
+	p.p.o, p.p.h = nil, nil // holds o and h no longer
+}
+
+// run parses a response into o, which it resets first.
+func (p *parser) run(o *Observation, status int, h http.Header, body []byte, now time.Time) {
+	o.Reset()
+	o.Status = status
 	p.parse = parse{o: o, h: h, now: now}
 	p.scan()
 	if p.has(famIETF) {
@@ -173,9 +192,10 @@ const (
 // parser holds the state of one ParseInto call: its parse, set anew for
 // each call, and arrays that no call reads beyond what it wrote (an entry
 // of resetFrom is written with each limit added; the key arrays are read
-// up to their counts), so that a parser taken from parsers is not cleared
-// of them: clearing its 1.7 kB took half of a parse of a response with no
-// limit headers, and about 5% of one of Jira's.
+// up to their counts), so that a parser taken from parsers, or a Parser
+// used again, is not cleared of them: clearing its 1.7 kB took half of a
+// parse of a response with no limit headers, and about 5% of one of
+// Jira's.
 type parser struct {
 	parse
 

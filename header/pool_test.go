@@ -29,7 +29,8 @@ func TestParserReuseLeavesNothingBehind(t *testing.T) {
 	for i, s := range samples {
 		ParseInto(&first[i], http.StatusTooManyRequests, s.h, s.body, now)
 	}
-	// Every sample after every other, one parser or many.
+	// Every sample after every other: from the pool, and on one Parser.
+	var ps Parser
 	for _, before := range samples {
 		for i, s := range samples {
 			var o, scratch Observation
@@ -37,6 +38,11 @@ func TestParserReuseLeavesNothingBehind(t *testing.T) {
 			ParseInto(&o, http.StatusTooManyRequests, s.h, s.body, now)
 			if !reflect.DeepEqual(o, first[i]) {
 				t.Errorf("%s after %s:\n got %+v\nwant %+v", s.name, before.name, o, first[i])
+			}
+			ps.ParseInto(&scratch, http.StatusTooManyRequests, before.h, before.body, now)
+			ps.ParseInto(&o, http.StatusTooManyRequests, s.h, s.body, now)
+			if !reflect.DeepEqual(o, first[i]) {
+				t.Errorf("%s after %s on one Parser:\n got %+v\nwant %+v", s.name, before.name, o, first[i])
 			}
 		}
 	}
