@@ -78,6 +78,12 @@ func (s *Store) lookup(key string) *scopeState {
 	return st
 }
 
+// refront is how often an admission moves a scope it names to the front
+// of the order of use: a scope named by request after request stays near
+// the front without being moved by each, and trim moves one it finds at
+// the back that was used since it was last moved.
+const refront = 100 * time.Millisecond
+
 // trimLook is how many of the scopes used least recently a new scope
 // looks at: each insert drops up to that many, so the map shrinks back
 // to the scopes in use as fast as it grew.
@@ -94,6 +100,7 @@ type scopeState struct {
 	ceiling      float64 // RateUpdate.Ceiling, while rate holds
 	rateUntil    instant
 	used         instant     // the last admission that asked for it
+	fronted      instant     // when it last went to the front of Store.lru (see refront)
 	cutAt        instant     // when a cut last applied (RateUpdate.Event)
 	leases       []heldLease // the leases held, in no order
 	expiring     int         // leases with an expiry, which expireLeases looks for
@@ -247,7 +254,7 @@ func (s *Store) state(key string, now instant) *scopeState {
 			s.lru.next, s.lru.prev = &s.lru, &s.lru
 		}
 		s.trim(now)
-		st = &scopeState{key: key, used: now}
+		st = &scopeState{key: key, used: now, fronted: now}
 		s.scopes[key] = st
 		s.front(st)
 	}
@@ -275,6 +282,13 @@ func (s *Store) trim(now instant) {
 		st := s.lru.prev
 		if st == &s.lru {
 			return
+		}
+		if st.used.After(st.fronted) {
+			// Used since it went to the front (an admission moves a scope
+			// at most once every refront): in use, not old.
+			s.front(st)
+			st.fronted = st.used
+			continue
 		}
 		if st.used.Before(now) && (st.idle(now) || full && st.evictable(now)) {
 			st.prev.next, st.next.prev = st.next, st.prev
@@ -378,7 +392,10 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		sc := &a.Scopes[i]
 		st := s.state(sc.Key, now)
 		st.used = now
-		s.front(st)
+		if now.Sub(st.fronted) >= refront {
+			s.front(st)
+			st.fronted = now
+		}
 		sts = append(sts, st)
 		if sc.Limit > 0 {
 			if sc.Window > 0 {

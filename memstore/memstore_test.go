@@ -260,3 +260,32 @@ func TestDroppedScopeIsNotFoundByItsHint(t *testing.T) {
 		t.Errorf("admission after the block: %+v, %v; want blocked for 1m", d, err)
 	}
 }
+
+// A scope named by admission after admission is moved to the front of the
+// order of use at most once every 100ms, not by each: one in use keeps
+// its learned rate through a flood of new scopes that fills the store
+// many times over between its moves, and the store stays at MaxScopes.
+func TestScopeInUseOutlivesAFlood(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &memstore.Store{MaxScopes: 32}
+		ctx := context.Background()
+		hot := "t GET /hot"
+		_ = s.Update(ctx, &store.Update{Rates: []store.RateUpdate{{Key: hot, Rate: 1e6, Burst: 1e6, TTL: 24 * time.Hour}}})
+		peak := 0
+		for i := range 20_000 {
+			key := fmt.Sprintf("t GET /cold/%d", i)
+			_ = s.Update(ctx, &store.Update{Rates: []store.RateUpdate{{Key: key, Rate: 5, Burst: 1, TTL: time.Hour}}})
+			if d := admit(t, s, &store.Admission{Scopes: []store.ScopeAdmit{{Key: hot}}}); d.Reason != store.Admitted {
+				t.Fatalf("admit hot: %+v", d)
+			}
+			time.Sleep(time.Millisecond) // 100 new scopes between two moves of the hot one
+			peak = max(peak, s.Len())
+		}
+		if peak > 32 {
+			t.Errorf("the store held %d scopes at its peak, want at most MaxScopes, 32", peak)
+		}
+		if snap, ok := s.Snapshot(hot); !ok || snap.Rate != 1e6 {
+			t.Errorf("the hot scope's rate = %+v, %v after the flood, want it kept", snap, ok)
+		}
+	})
+}
