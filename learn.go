@@ -17,7 +17,10 @@ import (
 // into r.plan what the store must learn from it (see package
 // internal/learn, the planner).
 func (t *Transport) learn(r *request, resp *http.Response) {
-	now := time.Now()
+	// The monotonic clock alone, from the request's start: one clock read
+	// where time.Now makes two (wall and monotonic), on the wall clock of
+	// the start, which a step of the wall clock meanwhile does not move.
+	now := r.start.Add(time.Since(r.start))
 	r.respAt = now
 	// The server has counted this request; until its count is read (the
 	// planner ends it then, see learn.Config.Learned, or below) it is in
