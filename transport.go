@@ -544,7 +544,9 @@ type countHint struct {
 	f *flight
 }
 
-// find returns key's count, or nil.
+// find returns key's count, or nil. It is memstore.Store.lookup's hint,
+// written out here so that it inlines (a shared helper did not: about 100
+// instructions more per request).
 func (c *counts) find(key string) *flight {
 	p := unsafe.StringData(key)
 	h := &c.hints[(uintptr(unsafe.Pointer(p))>>4^uintptr(len(key)))%countHints]

@@ -298,7 +298,8 @@ func (m *Memory) sentBeforeLocked(endpoint string, sentAt time.Time) time.Time {
 }
 
 // meterLocked returns an endpoint's meter, a new one (that has counted
-// nothing) if it has none; m.mu is held.
+// nothing) if it has none; m.mu is held. Its hint is memstore.Store.lookup's,
+// written out here so that it inlines.
 func (m *Memory) meterLocked(endpoint string) *meter {
 	p := unsafe.StringData(endpoint)
 	h := &m.meterHints[(uintptr(unsafe.Pointer(p))>>4^uintptr(len(endpoint)))%meterHintSlots]
