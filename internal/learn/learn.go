@@ -14,6 +14,12 @@
 //     known, what is left (less a small reserve, so the window never ends
 //     at zero) is spread over the rest of the window.
 //   - A limit with nothing remaining blocks its scope until its reset.
+//   - A short window no header states, whose reset is an instant in whole
+//     seconds (express-rate-limit's legacy X-RateLimit-*), is as long as
+//     its windows' first answers say, once two agree and no request shows
+//     it longer (openedWindow); up to two seconds, where a reset rounded to
+//     whole seconds is as coarse as the window, it is then paced at its
+//     steady rate and blocked, when exhausted, until the turn heed places.
 //   - Several policies on one scope all hold: the slowest rate wins.
 //   - What a short window's count says is left may be spent at once, less
 //     a reserve for the requests in flight against it, where its scope is
@@ -350,6 +356,10 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			lw := *l
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
 			l = &lw
+		} else if w, ok := m.openedWindow(key, l, in.SentAt, now); ok {
+			lw := *l
+			lw.Window, lw.Known = w, lw.Known|header.HasWindow
+			l = &lw
 		}
 		steady, rate, burst := math.Inf(1), math.Inf(1), 1.0
 		ttl := store.DefaultRateTTL
@@ -380,11 +390,18 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 				resetIn += cfg.Skew
 			}
 			rounded := !AbsoluteReset(l.Dialect) && resetIn >= time.Second && resetIn%time.Second == 0
+			whole := time.Duration(0) // a reset rounded up to whole seconds
+			if rounded {
+				whole = resetIn
+			} else if short && wholeInstant(l) && l.Reset.After(now) {
+				// An instant in whole seconds (X-RateLimit-Reset as epoch
+				// seconds) is rounded too, up by most servers: the window
+				// turns in the second before it, on the server's clock. Read
+				// as a delay rounded up; the skew stays on the reset as an
+				// upper bound, and comes off where the turn is known.
+				rounded, whole = true, l.Reset.Sub(now)
+			}
 			if short {
-				whole := time.Duration(0) // a reset rounded up to whole seconds
-				if rounded {
-					whole = resetIn
-				}
 				m.observeWindow(key, l.Window, l.Quota, l.Remaining, whole, in.SentAt, now)
 			}
 			if resetIn > 0 {
@@ -558,6 +575,70 @@ func (m *Memory) inferWindow(key string, l *header.Limit, now time.Time) (time.D
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return longestReset(&m.windows, key, in), true
+}
+
+// openedMaxWindow is the longest window openedWindow paces: one whose reset,
+// rounded to whole seconds, is as coarse as the window itself. A longer one
+// is spread well enough from its resets (a route of 30 per 5 s used 100% of
+// its quota spread, 97% paced at its steady rate from its second window).
+const openedMaxWindow = 2 * time.Second
+
+// wholeInstant reports whether a limit's reset is an instant in whole
+// seconds: X-RateLimit-Reset as epoch seconds.
+func wholeInstant(l *header.Limit) bool {
+	return l.Has(header.HasReset) && AbsoluteReset(l.Dialect) && !l.Has(header.ResetIsDelay) && l.Reset.Nanosecond() == 0
+}
+
+// openedWindow returns the length of a short window that no header states,
+// for a limit whose scope is not known (so not spendable: inferWindow does
+// not take it) and whose reset is an instant in whole seconds:
+// express-rate-limit's legacy X-RateLimit-* and the many counters like it.
+// Each answer that says quota-1 is left is the first of a window; its
+// reset, less when its request was sent, bounds the window from above
+// (a window it opened ends by then; a window on a grid that it found
+// open, sooner). The least such bound is taken once two agree within half
+// of it: a job on a fresh window is not paced from its first response (a
+// single reset says little of a window that may be a minute long), and
+// the window, once known, is paced at its steady rate and blocked, when
+// exhausted, until the turn heed learns (observeWindow). Zero and false
+// until then, and for resets more than steadyMaxWindow away.
+func (m *Memory) openedWindow(key string, l *header.Limit, sentAt, now time.Time) (time.Duration, bool) {
+	if l.Has(header.HasWindow) || !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota < 2 || !wholeInstant(l) {
+		return 0, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, seen := m.opens[key]
+	if !seen {
+		reset(&m.opens)
+	}
+	in := l.Reset.Sub(sentAt)
+	switch {
+	case l.Remaining == l.Quota-1 && in > 0 && in <= steadyMaxWindow:
+		// The first answer of a window.
+		o.reset, o.first = l.Reset, sentAt
+		switch {
+		case o.n == 0:
+			o.w, o.n = in, 1
+		case in < o.w/2 || in > 2*o.w:
+			o.w, o.n = min(in, o.w), 1 // no agreement: start over
+		default:
+			o.w, o.n = min(in, o.w), o.n+1
+		}
+	case l.Reset.Equal(o.reset) && !o.first.IsZero():
+		// A later answer of the same window: the window is at least as
+		// long as the time between the two requests (an aligned window
+		// of 2 s, whose first answers can read under 1.5 s, is so told
+		// from a window of 1 s).
+		o.span = max(o.span, sentAt.Sub(o.first))
+	}
+	m.opens[key] = o
+	// A window of whole seconds: one opened by a request ends, in whole
+	// seconds rounded up, a fraction of a second past its length (the
+	// least such reading approaches it from above); one on a grid of whole
+	// seconds, found open, a fraction short of it.
+	w := max(o.w.Round(time.Second), time.Second)
+	return w, o.n >= 2 && w <= openedMaxWindow && o.span < w+w/10
 }
 
 // spendable reports whether what a short window's limit says is left may

@@ -1243,3 +1243,66 @@ func TestMeterHintsFollowTheMap(t *testing.T) {
 		t.Fatal("the same endpoint in another string found another meter")
 	}
 }
+
+// A short window that no header states, whose reset is an instant in whole
+// seconds and whose scope is unknown (express-rate-limit's legacy
+// X-RateLimit-*, 10 per 1 s, each window opened by a client's first
+// request): its length is learned from when its windows' first answers'
+// requests were sent, once two agree, and then it is paced at its steady
+// rate and an exhausted window is blocked until the turn heed places
+// (its first answer plus the window), not until the rounded-up reset plus
+// the clock-skew allowance. One reading paces nothing; a window shown to
+// last longer than the reading says (an aligned 2 s window found open
+// late), or one longer than openedMaxWindow, is not so taken.
+func TestPlanLearnsAWindowOpenedByItsFirstRequest(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	cfg := Config{Skew: 200 * time.Millisecond}
+	plan := func(m *Memory, quota, remaining float64, reset, sent time.Time) Plan {
+		t.Helper()
+		l := header.Limit{Known: header.HasQuota | rr, Quota: quota, Remaining: remaining, Reset: reset, Dialect: header.XRateLimit, Unit: header.Requests}
+		var p Plan
+		m.Plan(cfg, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sent, Now: sent.Add(time.Millisecond)}, &p)
+		return p
+	}
+	paced := func(p Plan) float64 {
+		for _, ru := range p.Update.Rates {
+			if ru.Key == request().Endpoint {
+				return ru.Rate
+			}
+		}
+		return 0
+	}
+	var m Memory
+	// Window 1, opened at 0.7 s: resets at 2 s (1.7 s rounded up).
+	if p := plan(&m, 10, 9, ms(2000), ms(700)); paced(p) != 0 {
+		t.Errorf("one reading paced the endpoint at %v, want nothing", paced(p))
+	}
+	// Window 2, opened at 1.75 s: resets at 3 s. Readings of 1.3 s and
+	// 1.25 s: a window of 1 s.
+	if got, want := paced(plan(&m, 10, 9, ms(3000), ms(1750))), DefaultTarget*10; math.Abs(got-want) > 1e-9 {
+		t.Errorf("after two windows paced at %v, want %v (10 per 1 s)", got, want)
+	}
+	// Exhausted at 2.5 s: the window turns 1 s after its first answer
+	// (1.751 s), plus phaseMargin; the reset says 3 s, plus 200 ms of skew.
+	p := plan(&m, 10, 0, ms(3000), ms(2500))
+	if want := ms(1751).Add(time.Second + phaseMargin).Sub(ms(2501)); len(p.Blocks) != 1 || p.Blocks[0].For != want {
+		t.Errorf("exhausted: blocks %+v, want one of %v", p.Blocks, want)
+	}
+
+	// The same first answers, but a request of window 1 sent 1.25 s after
+	// its first was answered in it (an aligned window of 2 s, found open
+	// late): the window is longer than 1 s.
+	var aligned Memory
+	plan(&aligned, 10, 9, ms(2000), ms(700))
+	plan(&aligned, 10, 8, ms(2000), ms(1950))
+	if p := plan(&aligned, 10, 9, ms(4000), ms(2750)); paced(p) != 0 {
+		t.Errorf("a window seen to last 1.25 s paced at %v, want nothing", paced(p))
+	}
+
+	// Readings of 5.3 s and 5.2 s: a window of 5 s is left to spreading.
+	var long Memory
+	plan(&long, 30, 29, ms(6000), ms(700))
+	if p := plan(&long, 30, 29, ms(11000), ms(5800)); paced(p) != 0 {
+		t.Errorf("a window of 5 s paced at %v, want nothing", paced(p))
+	}
+}

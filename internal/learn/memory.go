@@ -75,7 +75,20 @@ type Memory struct {
 	phases     map[string]*phase
 	counts     map[string]countMemo
 	windows    map[string]time.Duration // inferred short windows (inferWindow)
+	opens      map[string]openEst       // windows of unknown scope, from when they opened (openedWindow)
 	resets     map[string]time.Duration // the longest reset seen of a spread window (nearWindow)
+}
+
+// openEst is the least bound of a window's length that its fresh windows'
+// first answers gave, and how many agreed (openedWindow).
+type openEst struct {
+	w time.Duration
+	n int
+	// reset and first are the current window's reset and when its first
+	// answer's request was sent; span is the longest time between that
+	// and a later request of the same window.
+	reset, first time.Time
+	span         time.Duration
 }
 
 // countMemo is the count of what is left of a scope last told to the store:
