@@ -39,7 +39,7 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 		}
 	}
 	r.admittedAt = t.admitted.Load()
-	t.learner.Plan(learn.Config{Target: t.Target, Skew: t.skew(), InFlightOf: t.inFlightFor, Learned: t.learned,
+	t.learner.Prepare(learn.Config{Target: t.Target, Skew: t.skew(), InFlightOf: t.inFlightFor, Learned: t.learned,
 		InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
 	t.dropInFlight(r)
 	if t.OnLimits != nil && len(r.obs.Limits) > 0 {
@@ -132,11 +132,15 @@ func (t *Transport) apply(req *http.Request, r *request, resp *http.Response, d 
 		}
 	}
 	if plan.Empty() {
+		t.learner.Commit(r.keys.Endpoint, plan, r.respAt)
 		return
 	}
 	if err := t.store().Update(context.WithoutCancel(r.ctx), &plan.Update); err != nil && t.Logger != nil {
 		t.Logger.Warn("heed: update store", slog.Any("err", err))
 	}
+	// What the update taught is in the store: the endpoint's next
+	// requests may join the scopes it paces.
+	t.learner.Commit(r.keys.Endpoint, plan, r.respAt)
 	t.chargeOvertaken(r)
 	if len(plan.Blocks) > 0 {
 		now := time.Now()

@@ -285,6 +285,9 @@ type Plan struct {
 	// Config.InFlightOf gave with the requests in flight against it when
 	// it was read: the caller charges the requests admitted since.
 	Read []CountRead
+	// joins are the limit scopes the endpoint joins, which Commit makes
+	// known once Update is in the store.
+	joins []SubScope
 }
 
 // CountRead is a count told to the store, and the caller's mark of when.
@@ -301,6 +304,7 @@ func (p *Plan) Reset() {
 	p.Blocks = p.Blocks[:0]
 	p.Advertised, p.Bare, p.Widened, p.BareBlock = false, false, "", 0
 	p.Read = p.Read[:0]
+	p.joins = p.joins[:0]
 }
 
 // Empty reports whether the plan changes nothing in the store.
@@ -310,8 +314,20 @@ func (p *Plan) Empty() bool {
 }
 
 // Plan fills p with what in teaches, and records in m what this process
-// must remember of it.
+// must remember of it: Prepare, then Commit at once.
 func (m *Memory) Plan(cfg Config, in *Input, p *Plan) {
+	m.Prepare(cfg, in, p)
+	m.Commit(in.Req.Endpoint, p, in.Now)
+}
+
+// Prepare is Plan but for what must wait until p.Update is in the store:
+// the limit scopes the endpoint joins (which its next requests are then
+// admitted on) and the rates told (which later plans leave out as
+// repeats). The caller applies p.Update, then calls Commit. Made known at
+// once, a scope that the store held no pace for yet admitted, at a
+// program's start, every request another goroutine sent meanwhile; and a
+// rate taken for told, left out of those goroutines' own updates.
+func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 	p.Reset()
 	r, obs := in.Req, in.Obs
 	if len(obs.Limits) > 0 {
@@ -380,7 +396,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		if sub.Key != "" && l.Exhausted() {
 			// The endpoint joins the limit even when the first word of it
 			// is that nothing is left: its next request must wait too.
-			m.addSub(r.Endpoint, sub)
+			p.joins = append(p.joins, sub)
 		}
 		var turnIn time.Duration // when a window's count comes back, for RateUpdate.Until
 		if l.Has(header.HasRemaining | header.HasReset) {
@@ -508,7 +524,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			continue
 		}
 		if sub.Key != "" {
-			m.addSub(r.Endpoint, sub)
+			p.joins = append(p.joins, sub)
 		}
 		ru := store.RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl}
 		if short && spendable(r, l) {

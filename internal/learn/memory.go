@@ -493,17 +493,30 @@ func longestReset(mp *map[string]time.Duration, key string, in time.Duration) ti
 
 // unchanged reports whether setting ru at now would only repeat, within
 // 1%, a rate this process set for the same scope less than a quarter of
-// its TTL ago; otherwise it records ru as told.
+// its TTL ago (Commit records what was set).
 func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if prev, ok := m.told[ru.Key]; ok && !ru.HasFree && prev.burst == ru.Burst && now.Sub(prev.at) < prev.ttl/4 &&
-		math.Abs(ru.Rate-prev.rate) <= 0.01*prev.rate {
-		return true
+	prev, ok := m.told[ru.Key]
+	return ok && !ru.HasFree && prev.burst == ru.Burst && now.Sub(prev.at) < prev.ttl/4 &&
+		math.Abs(ru.Rate-prev.rate) <= 0.01*prev.rate
+}
+
+// Commit records in m what a plan Prepare made must wait for until its
+// update is in the store: the limit scopes its endpoint joins, and the
+// rates it set, which later plans leave out as repeats.
+func (m *Memory) Commit(endpoint string, p *Plan, now time.Time) {
+	for _, s := range p.joins {
+		m.addSub(endpoint, s)
 	}
-	reset(&m.told)
-	m.told[ru.Key] = toldRate{rate: ru.Rate, burst: ru.Burst, at: now, ttl: ru.TTL}
-	return false
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range p.Update.Rates {
+		if ru := &p.Update.Rates[i]; ru.Rate > 0 {
+			reset(&m.told)
+			m.told[ru.Key] = toldRate{rate: ru.Rate, burst: ru.Burst, at: now, ttl: ru.TTL}
+		}
+	}
 }
 
 // cut reports whether a 429 on a scope, for a request sent at sentAt, is a
