@@ -509,6 +509,9 @@ func (m *Memory) Commit(endpoint string, p *Plan, now time.Time) {
 	for _, s := range p.joins {
 		m.addSub(endpoint, s)
 	}
+	if len(p.Update.Rates) == 0 {
+		return // most responses: no lock taken
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i := range p.Update.Rates {
