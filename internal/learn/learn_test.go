@@ -1342,3 +1342,61 @@ func TestPrepareWaitsForCommit(t *testing.T) {
 		t.Errorf("a committed rate was told again: %+v", third.Update.Rates)
 	}
 }
+
+// Bare 429s of two busy endpoints close together, each paced by its own
+// AIMD, are a suspicion: independent limits refuse two endpoints probing
+// each its own just so. The same again, after each endpoint's own cut (a
+// second to ten seconds on), widens the scope; once more after ten
+// seconds is a new suspicion.
+func TestPlanWidensOnlyWhenRefusedTogetherTwice(t *testing.T) {
+	mk := func(path string) *Request { r := request(); r.Endpoint = "https://api.test GET " + path; return r }
+	a, b := mk("/v1/a"), mk("/v1/b")
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	send := func(m *Memory, r *Request, status int, ms int) Plan {
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at(ms), Now: at(ms)}, &p)
+		return p
+	}
+	busy := func(m *Memory, from, to int) {
+		for ms := from; ms < to; ms += 50 {
+			send(m, a, 200, ms)
+			send(m, b, 200, ms+25)
+		}
+	}
+	// Busy, each with requests every 50ms, and each cut once by AIMD.
+	start := func(m *Memory) {
+		busy(m, 0, 2000)
+		send(m, a, 429, 2000)
+		send(m, b, 429, 2025)
+		busy(m, 2050, 5000)
+	}
+	var m Memory
+	start(&m)
+	// Refused together: a suspicion.
+	send(&m, a, 429, 5000)
+	if p := send(&m, b, 429, 5025); p.Widened != "" {
+		t.Fatalf("the first bare 429s of two paced endpoints together widened the scope")
+	}
+	// Together again within the same second: the same event.
+	send(&m, a, 429, 5400)
+	if p := send(&m, b, 429, 5425); p.Widened != "" {
+		t.Errorf("429s in the suspicion's own second widened the scope")
+	}
+	// Together again, after their own cuts: the evidence.
+	busy(&m, 5450, 7000)
+	send(&m, a, 429, 7000)
+	if p := send(&m, b, 429, 7025); p.Widened != "https://api.test limit:unknown" {
+		t.Errorf("paced endpoints refused together twice, 2s apart: widened %q, want the tenant's scope", p.Widened)
+	}
+
+	// A second suspicion more than suspectFor after the first is a new one.
+	var n Memory
+	start(&n)
+	send(&n, a, 429, 5000)
+	send(&n, b, 429, 5025)
+	busy(&n, 5050, 16000)
+	send(&n, a, 429, 16000)
+	if p := send(&n, b, 429, 16025); p.Widened != "" {
+		t.Errorf("two suspicions 11s apart widened the scope")
+	}
+}

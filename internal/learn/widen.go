@@ -4,9 +4,12 @@ import "time"
 
 const (
 	// bareWindow: bare 429s from two endpoints of a tenant this close
-	// together, each already paced by AIMD, are evidence that their unknown
-	// limit is one of the tenant.
+	// together, each already paced by AIMD, are a suspicion that their
+	// unknown limit is one of the tenant; the same again, suspectMin to
+	// suspectFor after the first, is the evidence (see bare429).
 	bareWindow = 2 * time.Second
+	suspectMin = time.Second
+	suspectFor = 10 * time.Second
 	// widenQuiet is how long a tenant whose hypothesis was refuted is paced
 	// per endpoint before the hypothesis may be adopted again.
 	widenQuiet = 5 * time.Minute
@@ -37,6 +40,7 @@ const (
 // Otherwise it lasts while its members send, and lapses widenTTL after they
 // stop.
 type wideState struct {
+	suspect    time.Time // when two paced endpoints were last first refused together
 	until      time.Time // the hypothesis holds until then
 	quietUntil time.Time // refuted: not adopted again before then
 	lastAt     time.Time // the last bare 429, and its endpoint
@@ -69,10 +73,28 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	// are no evidence: endpoints bursting at once when a program starts,
 	// or each probing its own limit, are refused together by limits of
 	// their own just as well.
+	//
+	// Bare 429s of two endpoints close together, each paced by its own
+	// AIMD, are a suspicion, not yet evidence: two limits of their own,
+	// each probed by its own AIMD, refuse them so too (nginx locations of
+	// 5 and 20 r/s were taken for one limit in every run, the 20 r/s one
+	// held at a shared rate for 4-9 s), and each endpoint's own cut
+	// answers them. A limit they share refuses them together again after
+	// those cuts: the same again, a second to ten seconds after the
+	// first, is the evidence.
 	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap
 	paced := m.aimd[endpoint] != nil
 	together := paced && w.lastPaced && w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < bareWindow
+	if together && !now.Before(w.until) {
+		switch {
+		case w.suspect.IsZero() || now.Sub(w.suspect) > suspectFor:
+			w.suspect, together = now, false
+		case now.Sub(w.suspect) < suspectMin:
+			together = false // the same event
+		}
+	}
 	if (idle || together) && !now.Before(w.quietUntil) {
+		w.suspect = time.Time{}
 		if !now.Before(w.until) {
 			w.members, w.sent, w.limited, w.floor, w.adopted = nil, 0, 0, 0, now // a new hypothesis
 		}
