@@ -927,7 +927,9 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 		return
 	}
 	mt.accept(in.Now)
-	if p.Advertised {
+	if p.Advertised || len(m.aimd) == 0 && in.PacedBy == "" {
+		// Nothing AIMD paces, here or, through the store, by another's
+		// rate: no raise to count (most responses of most APIs).
 		return
 	}
 	key, wide := m.widenedLocked(r.Tenant, r.Endpoint, in.Now)
