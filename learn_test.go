@@ -442,3 +442,34 @@ func TestTurnsBeyondTheHorizonAreBookedNotPolled(t *testing.T) {
 		}
 	})
 }
+
+// A window no header states, whose X-RateLimit-Reset is an instant in whole
+// seconds and which each client's first request opens (express-rate-limit's
+// legacy headers, 10 per 1 s): heed learns its length from its windows'
+// first answers and uses at least 95% of it, with no 429 and nothing sent
+// while an exhausted window runs. Spread over its rounded-up resets, it
+// got 63%.
+func TestLearnsAWindowOpenedByTheFirstRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// X-RateLimit-Reset is in epoch seconds; synctest's clock starts
+		// in 2000, when epoch seconds were below 1e9, which heed's parser
+		// takes for a delay.
+		time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+		srv := sim.New(sim.Config{Provider: sim.IETF, Latency: time.Millisecond, Limits: []sim.Limit{{Name: "legacy",
+			Kind: sim.ExpiryWindow, Quota: 10, Window: time.Second, Dialect: sim.XRateLimit}}})
+		tr := &heed.Transport{Base: srv.RoundTripper()}
+		const run = 30 * time.Second
+		hammer(t, tr, 2, run, func(w, i int) string { return "https://api.test/legacy/x" }, nil)
+		truth := srv.Truth()
+		// Windows open with a request and last a second: at most 10 a
+		// second, and one window for each second of the run at most.
+		allowed := 10 * run.Seconds()
+		t.Logf("accepted %d, rejected %d, sent while blocked %d, allowed %.0f", truth.Accepted, truth.Rejected, truth.SentWhileBlocked, allowed)
+		if used := float64(truth.Accepted) / allowed; used < 0.95 {
+			t.Errorf("used %.1f%% of the allowed rate (%d accepted of %.0f), want at least 95%%", 100*used, truth.Accepted, allowed)
+		}
+		if truth.Rejected != 0 || truth.SentWhileBlocked != 0 {
+			t.Errorf("%d answered 429, %d sent while blocked: want none", truth.Rejected, truth.SentWhileBlocked)
+		}
+	})
+}
