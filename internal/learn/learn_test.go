@@ -491,6 +491,27 @@ func TestPlanNamedLimitScopesFromEvidence(t *testing.T) {
 			t.Errorf("scope after a count went up = %q, want the endpoint's own again", key)
 		}
 	})
+	t.Run("one counter, answered out of order", func(t *testing.T) {
+		var m Memory
+		for i, rem := range []float64{4, 3, 2, 1} {
+			r := a
+			if i%2 == 1 {
+				r = b
+			}
+			report(&m, r, rem, t0.Add(time.Duration(i)*time.Millisecond))
+		}
+		// a's request, sent at 2ms, before b's report of 1 came back at
+		// 3ms, was counted before b's: its higher count, answered late,
+		// says nothing of two counters.
+		var p Plan
+		l := limit("5-in-10sec", qwrr, 5, 2, 10*time.Second, 7*time.Second)
+		l.Reset = t0.Add(7 * time.Second)
+		m.Plan(Config{}, &Input{Req: a, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200,
+			SentAt: t0.Add(2 * time.Millisecond), Now: t0.Add(4 * time.Millisecond)}, &p)
+		if subs := m.SubScopes(a.Endpoint); len(subs) != 1 || subs[0].Key != "https://api.test limit:5-in-10sec" {
+			t.Errorf("scope after an overtaken answer = %+v, want the tenant's still", subs)
+		}
+	})
 }
 
 // A shared counter whose reset is given as a delay (draft-8's t=1, the

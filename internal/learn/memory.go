@@ -281,6 +281,13 @@ func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sent
 			// Perhaps the window turned between them (a reset given as
 			// a delay says the same in every window): neither.
 			st.turnAt = now
+		case l.Remaining > st.remaining && sentAt.Before(st.at):
+			// A higher count of a request sent before the other report
+			// came back: counted in an order no one saw (one counter's
+			// answers overtake each other), so half a vote against, not
+			// proof of two counters. Two routes sharing one counter lost
+			// it this way, and sent into each other's exhausted windows.
+			st.votes = max(0, st.votes-1)
 		default:
 			// The same count, or a higher one, seen by another endpoint
 			// within a window is another counter.
