@@ -24,6 +24,36 @@
 // Scopes appear in errors, events and logs as keys in one format, shown at
 // [LimitedError.Scope].
 //
+// # Scopes from evidence
+//
+// heed widens what one response says to other requests only on evidence,
+// and each widening can be proven wrong:
+//
+//   - A limit an endpoint reports paces that endpoint, never another: a
+//     route with a slow named policy does not slow the host's other routes.
+//   - A counter the server names with its scope (GitHub's
+//     x-ratelimit-resource, a Discord bucket, a token budget) or that the
+//     profile says is the tenant's is shared by the endpoints that report it.
+//   - An IETF policy name two endpoints report is one counter only once
+//     their remaining counts go down across them within a window; a count
+//     that comes back up, of a request sent after the other's report came
+//     back, makes them two counters again (one sent before it counts half).
+//   - With no advertised limit, each endpoint finds its own by AIMD. The
+//     tenant's endpoints that draw bare 429s are taken to share one limit
+//     only when one that had been idle is refused, or two busy ones, each
+//     paced by its own AIMD, are refused together twice, one to ten seconds
+//     apart; the hypothesis is dropped when one of them draws far more than
+//     its share of the 429s, or when together they are accepted at under
+//     0.8 of what one was alone.
+//   - Endpoint templates: ids of three or more digits, issue keys, UUIDs and
+//     long hex ids are {id}; one- and two-digit segments once a position
+//     shows three distinct values; API versions stay literal; a profile may
+//     state templates.
+//   - A long window (an hourly quota) is spread over the rest of it only
+//     once half is spent; a short window no header states is learned from
+//     its resets (and, for resets in whole epoch seconds, from its windows'
+//     first answers) before it is paced.
+//
 // # The pipeline
 //
 // For every attempt of a request, RoundTrip runs: classify, admit, send,
