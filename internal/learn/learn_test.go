@@ -1421,3 +1421,43 @@ func TestPlanWidensOnlyWhenRefusedTogetherTwice(t *testing.T) {
 		t.Errorf("two suspicions 11s apart widened the scope")
 	}
 }
+
+// A shared limit refuses its members alike: a member's share of the 429s
+// refutes the hypothesis only when chance rarely gives a shared limit so
+// many. Six of eight on one of four members with equal traffic is about
+// a 1 in 60 chance (a long run meets it); seven of eight, 1 in 650.
+func TestWidenedRefutedOnlyBeyondChance(t *testing.T) {
+	if got, want := binomialTail(8, 6, 0.25), 0.004227; math.Abs(got-want) > 1e-6 {
+		t.Errorf("binomialTail(8, 6, 0.25) = %v, want %v", got, want)
+	}
+	if got, want := binomialTail(17, 16, 0.5), 18.0/131072; math.Abs(got-want) > 1e-12 {
+		t.Errorf("binomialTail(17, 16, 0.5) = %v, want %v", got, want)
+	}
+	if binomialTail(5, 0, 0.3) != 1 || binomialTail(5, 6, 0.3) != 0 || binomialTail(5, 1, 0) != 0 {
+		t.Errorf("binomialTail's edges are wrong")
+	}
+	four := func(limited [4]int) *wideState {
+		w := &wideState{members: map[string]*member{}}
+		for i, l := range limited {
+			w.members[string(rune('a'+i))] = &member{sent: 25, limited: l}
+			w.sent += 25
+			w.limited += l
+		}
+		return w
+	}
+	if four([4]int{6, 1, 1, 0}).refuted() {
+		t.Errorf("6 of 8 429s on one of four members alike refuted a shared limit")
+	}
+	if !four([4]int{8, 0, 0, 0}).refuted() {
+		t.Errorf("8 of 8 429s on one of four members alike did not refute a shared limit")
+	}
+	// Too few answers to know anyone's share: not judged.
+	w := four([4]int{8, 0, 0, 0})
+	for _, mb := range w.members {
+		mb.sent = 2
+	}
+	w.sent = 8
+	if w.refuted() {
+		t.Errorf("8 answers in all refuted a shared limit")
+	}
+}
