@@ -1436,6 +1436,14 @@ func TestWidenedRefutedOnlyBeyondChance(t *testing.T) {
 	if binomialTail(5, 0, 0.3) != 1 || binomialTail(5, 6, 0.3) != 0 || binomialTail(5, 1, 0) != 0 {
 		t.Errorf("binomialTail's edges are wrong")
 	}
+	// A long-lived hypothesis's counts: 5,000 of 20,000 at 0.25 is about
+	// half (the mean); 5,600 of them is far in the tail.
+	if got := binomialTail(20000, 5000, 0.25); got < 0.49 || got > 0.51 {
+		t.Errorf("binomialTail(20000, 5000, 0.25) = %v, want about 0.5", got)
+	}
+	if got := binomialTail(20000, 5600, 0.25); got > 1e-9 {
+		t.Errorf("binomialTail(20000, 5600, 0.25) = %v, want far under 1e-9", got)
+	}
 	four := func(limited [4]int) *wideState {
 		w := &wideState{members: map[string]*member{}}
 		for i, l := range limited {
