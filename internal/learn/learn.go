@@ -619,7 +619,10 @@ func wholeInstant(l *header.Limit) bool {
 // exhausted, until the turn heed learns (observeWindow). Zero and false
 // until then, and for resets more than steadyMaxWindow away.
 func (m *Memory) openedWindow(key string, l *header.Limit, sentAt, now time.Time) (time.Duration, bool) {
-	if l.Has(header.HasWindow) || !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota < 2 || !wholeInstant(l) {
+	if l.Has(header.HasWindow) || !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota < 2 || !wholeInstant(l) ||
+		l.Reset.Sub(sentAt) > steadyMaxWindow {
+		// Every answer of a short window resets within it: an hourly
+		// quota's (GitHub's) takes no lock and no entry.
 		return 0, false
 	}
 	m.mu.Lock()

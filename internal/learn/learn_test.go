@@ -1327,6 +1327,13 @@ func TestPlanLearnsAWindowOpenedByItsFirstRequest(t *testing.T) {
 	if p := plan(&long, 30, 29, ms(11000), ms(5800)); paced(p) != 0 {
 		t.Errorf("a window of 5 s paced at %v, want nothing", paced(p))
 	}
+
+	// An hourly quota's answers (GitHub's) are no short window's: no entry.
+	var hourly Memory
+	plan(&hourly, 5000, 4999, t0.Add(time.Hour), t0)
+	if len(hourly.opens) != 0 {
+		t.Errorf("an hourly quota's answer took %d entries, want none", len(hourly.opens))
+	}
 }
 
 // What a plan teaches that must wait for the store waits for Commit: the
