@@ -53,6 +53,15 @@
 //     once half is spent; a short window no header states is learned from
 //     its resets (and, for resets in whole epoch seconds, from its windows'
 //     first answers) before it is paced.
+//   - A count says what is left until its reset, for a fixed window. One
+//     with a reset in whole epoch seconds is taken for a sliding window
+//     counter (go-chi/httprate's, Cloudflare's), whose 0 left is the limit
+//     reached and not a window spent, only on evidence a fixed window
+//     cannot give: an answer to a request sent after another's answer came
+//     saying as much left in the same window, or the window after a spent
+//     one opening with under half its quota back; a refusal takes one piece
+//     of evidence back, and a window after a spent one opening with most of
+//     its quota back settles it as fixed.
 //
 // # The pipeline
 //

@@ -473,3 +473,30 @@ func TestLearnsAWindowOpenedByTheFirstRequest(t *testing.T) {
 		}
 	})
 }
+
+// A sliding window counter (go-chi/httprate's: the last window's count,
+// weighed by what of it a window ending now covers, plus this one's; its
+// X-RateLimit-Reset the current window's end in epoch seconds; a whole
+// window of Retry-After on a 429) says 0 left on accepted answers while
+// units come back continuously. Waiting for the reset there finds the next
+// window at 0 again and each 429 costs a second; heed learns the count
+// slides and holds it a request under its quota per window.
+func TestPacesASlidingWindowCounter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+		srv := sim.New(sim.Config{Provider: sim.IETF, Latency: time.Millisecond, Limits: []sim.Limit{{Name: "sliding",
+			Kind: sim.SlidingWindow, Quota: 10, Window: time.Second, Dialect: sim.XRateLimit, RetryAfter: time.Second}}})
+		tr := &heed.Transport{Base: srv.RoundTripper()}
+		const run = 30 * time.Second
+		hammer(t, tr, 2, run, func(w, i int) string { return "https://api.test/a/x" }, nil)
+		truth := srv.Truth()
+		allowed := 10 * run.Seconds()
+		t.Logf("accepted %d, rejected %d, sent while blocked %d, allowed %.0f", truth.Accepted, truth.Rejected, truth.SentWhileBlocked, allowed)
+		if used := float64(truth.Accepted) / allowed; used < 0.80 || used > 0.92 {
+			t.Errorf("used %.1f%% of the allowed rate (%d accepted of %.0f), want 80-92%% (9 a second once it slides)", 100*used, truth.Accepted, allowed)
+		}
+		if truth.Rejected > 2 || truth.SentWhileBlocked != 0 {
+			t.Errorf("%d answered 429, %d sent while blocked: want at most 2 and none", truth.Rejected, truth.SentWhileBlocked)
+		}
+	})
+}

@@ -169,6 +169,19 @@ func hostScenarios() []hostScenario {
 			},
 			duration: 20 * s, minSum: 0.90, pace: 50 * time.Millisecond,
 		},
+		{
+			name: "sliding",
+			about: "go-chi/httprate in the simulator (sim.SlidingRoutes): three routes, each a sliding window counter, X-RateLimit-* with the window's end " +
+				"in epoch seconds, Retry-After of a whole window on a 429; 2 workers per route, 1ms latency, each iteration at least 50ms, 20s; " +
+				"compare with the real httprate run in RESULTS-thirdparty.md",
+			cfg: func() sim.Config { return sim.SlidingRoutes(19) },
+			routes: []hostRoute{
+				{name: "/a/ 10/1s", limit: "a", key: "/a/", path: fixed("/a/x"), workers: 2},
+				{name: "/b/ 20/2s", limit: "b", key: "/b/", path: fixed("/b/x"), workers: 2},
+				{name: "/c/ 30/10s", limit: "c", key: "/c/", path: fixed("/c/x"), workers: 2},
+			},
+			duration: 20 * s, pace: 50 * time.Millisecond,
+		},
 	}
 }
 

@@ -56,6 +56,15 @@ const (
 	// memory store keeps one per client. Its windows float: they are not
 	// aligned on any clock.
 	ExpiryWindow Kind = "expiry"
+	// SlidingWindow is a sliding window counter (go-chi/httprate's,
+	// Cloudflare's): it admits a request while the last window's count,
+	// weighed by the share of it that a window ending now still covers,
+	// plus this window's count and the request's cost stay within Quota.
+	// Windows are aligned as FixedWindow's. Its remaining count is what
+	// that estimate leaves, and its reset the end of the current window:
+	// a count of 0 is the limit reached, not a window spent, since units
+	// come back as the last window slides out.
+	SlidingWindow Kind = "sliding"
 	// LeakyBucket is nginx's limit_req: Quota per Window drains an excess
 	// that every admitted request raises by one; a request that would raise
 	// it above Burst is rejected. Unless NoDelay is set, an admitted request

@@ -32,7 +32,7 @@ func newRule(l Limit, scale float64) rule {
 		panic(fmt.Sprintf("sim: limit %q: PerKey needs a Key func", l.Name))
 	}
 	switch l.Kind {
-	case "", TokenBucket, FixedWindow, Concurrency, LeakyBucket, ExpiryWindow:
+	case "", TokenBucket, FixedWindow, Concurrency, LeakyBucket, ExpiryWindow, SlidingWindow:
 	default:
 		panic(fmt.Sprintf("sim: limit %q: unknown Kind %q", l.Name, l.Kind))
 	}
@@ -97,8 +97,10 @@ func (ru *rule) scope(q *Request) (string, bool) {
 type state struct {
 	tokens   float64   // TokenBucket
 	last     time.Time // TokenBucket: when tokens was computed
-	win      int64     // FixedWindow: index of the current window
-	used     float64   // FixedWindow, ExpiryWindow: units used in the current window
+	win      int64     // FixedWindow, SlidingWindow: index of the current window
+	used     float64   // FixedWindow, ExpiryWindow, SlidingWindow: units used in the current window
+	prev     float64   // SlidingWindow: units used in the window before
+	slid     float64   // SlidingWindow: what of prev a window ending now covers
 	opened   time.Time // ExpiryWindow: when the current window began; zero when none is open
 	inflight int       // Concurrency
 
@@ -120,6 +122,16 @@ func (ru *rule) advance(st *state, start, now time.Time) {
 		if w := int64(now.Sub(start) / ru.window); w != st.win {
 			st.win, st.used = w, 0
 		}
+	case SlidingWindow:
+		if w := int64(now.Sub(start) / ru.window); w != st.win {
+			st.prev = 0
+			if w == st.win+1 {
+				st.prev = st.used
+			}
+			st.win, st.used = w, 0
+		}
+		f := float64(now.Sub(start)-time.Duration(st.win)*ru.window) / float64(ru.window)
+		st.slid = st.prev * (1 - f)
 	case LeakyBucket:
 		ru.drain(st, now)
 	case ExpiryWindow:
@@ -148,6 +160,22 @@ func (ru *rule) wait(st *state, start, now time.Time, cost float64) (time.Durati
 			return 0, true
 		}
 		return st.opened.Add(ru.window).Sub(now), false
+	case SlidingWindow:
+		if st.slid+st.used+cost <= ru.quota+eps {
+			return 0, true
+		}
+		// The share f of a window at which the estimate leaves room: in
+		// this window, as prev slides out; else in the next, as this
+		// window's count does.
+		from, left, over := start.Add(time.Duration(st.win)*ru.window), ru.quota-st.used-cost, st.prev
+		if left < -eps || over <= 0 {
+			from, left, over = ru.windowEnd(st, start), ru.quota-cost, st.used
+		}
+		f := 0.0
+		if over > 0 {
+			f = min(1, max(0, 1-left/over))
+		}
+		return max(0, from.Add(time.Duration(f*float64(ru.window))).Sub(now)), false
 	case LeakyBucket:
 		if e := ru.excess(st, cost); e > ru.capacity+eps {
 			return seconds((e - ru.capacity) / ru.rate), false
@@ -166,7 +194,7 @@ func (ru *rule) consume(st *state, now time.Time, cost float64) {
 		st.used += cost
 	case TokenBucket:
 		st.tokens -= cost
-	case FixedWindow:
+	case FixedWindow, SlidingWindow:
 		st.used += cost
 	case Concurrency:
 		st.inflight++
@@ -186,6 +214,8 @@ func (ru *rule) remaining(st *state) float64 {
 		return max(0, math.Floor(st.tokens+eps))
 	case FixedWindow, ExpiryWindow:
 		return max(0, math.Floor(ru.quota-st.used+eps))
+	case SlidingWindow:
+		return max(0, math.Floor(ru.quota-st.slid-st.used+eps))
 	case LeakyBucket:
 		return max(0, math.Floor(ru.capacity-max(0, st.tokens)+eps))
 	}
@@ -198,7 +228,7 @@ func (ru *rule) reset(st *state, start, now time.Time) time.Duration {
 	switch ru.Kind {
 	case TokenBucket:
 		return seconds((ru.capacity - st.tokens) / ru.rate)
-	case FixedWindow:
+	case FixedWindow, SlidingWindow:
 		return ru.windowEnd(st, start).Sub(now)
 	case ExpiryWindow:
 		if st.opened.IsZero() {
@@ -228,6 +258,9 @@ func (ru *rule) idle(st *state, start, now time.Time) bool {
 	case FixedWindow, ExpiryWindow:
 		ru.advance(st, start, now)
 		return st.used == 0
+	case SlidingWindow:
+		ru.advance(st, start, now)
+		return st.used == 0 && st.slid == 0
 	case LeakyBucket:
 		ru.advance(st, start, now)
 		return st.tokens <= -1+eps

@@ -172,3 +172,26 @@ func ExpressLike(seed int64) Config {
 			Quota: 20, Window: time.Second, Dialect: Draft8},
 	}}
 }
+
+// SlidingRoutes is go-chi/httprate (bench's TestThirdPartyHTTPRate) in the
+// simulator: three routes, each a sliding window counter of its own
+// (SlidingWindow), X-RateLimit-* with the reset as the current window's
+// end in epoch seconds, and a Retry-After of the whole window on a 429,
+// 23 requests per second in all:
+//
+//	/a/  10 per 1s
+//	/b/  20 per 2s
+//	/c/  30 per 10s
+//
+// Responses take 1ms, as over loopback.
+func SlidingRoutes(seed int64) Config {
+	w := func(name, prefix string, quota float64, window time.Duration) Limit {
+		return Limit{Name: name, Kind: SlidingWindow, Per: PerKey, Key: RouteKey(prefix), Quota: quota, Window: window,
+			Dialect: XRateLimit, RetryAfter: window}
+	}
+	return Config{Provider: IETF, Seed: seed, Latency: time.Millisecond, Limits: []Limit{
+		w("a", "/a/", 10, time.Second),
+		w("b", "/b/", 20, 2*time.Second),
+		w("c", "/c/", 30, 10*time.Second),
+	}}
+}

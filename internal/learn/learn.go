@@ -20,6 +20,16 @@
 //     it longer (openedWindow); up to two seconds, where a reset rounded to
 //     whole seconds is as coarse as the window, it is then paced at its
 //     steady rate and blocked, when exhausted, until the turn heed places.
+//   - A short window's count with a reset in whole epoch seconds whose
+//     answers show units coming back within a window (an answer to a
+//     later request saying as much left, or a window after a spent one
+//     opening with little left) is a sliding window counter's
+//     (go-chi/httprate, Cloudflare): paced a request under its quota per
+//     window, an accepted answer of 0 left blocks only until a unit slides
+//     back (slidingCount). Until a turn shows such a count whole again, a
+//     spent one is tried one steady interval after its turn; windows of up
+//     to two seconds whose resets step a window apart are paced at their
+//     steady rate from their second window.
 //   - Several policies on one scope all hold: the slowest rate wins.
 //   - What a short window's count says is left may be spent at once, less
 //     a reserve for the requests in flight against it, where its scope is
@@ -368,13 +378,28 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 	for i := range obs.Limits {
 		l := &obs.Limits[i]
 		key, sub := m.limitScope(r, l, in.SentAt, now)
+		opened := false // a window whose first answers said it opened whole
 		if w, ok := m.inferWindow(key, l, now); ok && spendable(r, l) {
 			lw := *l
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
 			l = &lw
 		} else if w, ok := m.openedWindow(key, l, in.SentAt, now); ok {
+			opened = true
 			lw := *l
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
+			l = &lw
+		}
+		// A count that frees units continuously (a sliding window
+		// counter): slideIn is how long one takes to come back.
+		sl := m.slidingCount(key, l, in.Status, in.SentAt, now)
+		slideIn := sl.back
+		if !l.Has(header.HasWindow) && (sl.window > 0 || sl.step > 0 && sl.step <= openedMaxWindow) {
+			// Windows that turn on a grid a whole window apart: a window
+			// of a second or two is paced at its steady rate from its
+			// second on, so that a sliding count, which weighs the last
+			// window in the next, finds each about as full as the last.
+			lw := *l
+			lw.Window, lw.Known = max(sl.window, sl.step), lw.Known|header.HasWindow
 			l = &lw
 		}
 		steady, rate, burst := math.Inf(1), math.Inf(1), 1.0
@@ -386,6 +411,15 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			if short {
 				// A burst bucket or a short window: pace at its steady rate.
 				rate = cfg.target() * steady
+				if slideIn > 0 {
+					// A sliding count refuses a request that would bring
+					// its estimate (the last window's count, weighed by
+					// how much of it a window ending now covers, and this
+					// one's) to the quota: paced at the full steady rate
+					// it sits there, and each refusal costs its
+					// Retry-After; a request less a window stays below.
+					rate = min(rate, (l.Quota-1)/l.Window.Seconds())
+				}
 				burst = max(1, (1-cfg.target())*l.Quota)
 				ttl = max(ttl, 2*l.Window)
 			}
@@ -443,6 +477,19 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 							resetIn = turn.Sub(now)
 						}
 					}
+					if slideIn > 0 && in.Status < 400 {
+						// Accepted with nothing left: the limit is reached,
+						// and a unit comes back as the last window slides
+						// out, often long before the reset; where this
+						// window's count must slide out, after it.
+						resetIn = min(slideIn, MaxBlock)
+					} else if sl.probe > 0 && !opened && l.Scope == "" && in.Status < 400 {
+						// Not yet known to be a fixed window (nor named by
+						// the server, as a provider's documented windows
+						// are): tried again one steady interval after the
+						// turn (slide.probe).
+						resetIn += sl.probe
+					}
 					full := FullReset(l.Dialect) && !math.IsInf(steady, 1)
 					if full {
 						// The reset is when the bucket is full again; what
@@ -463,7 +510,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// below), paid off at the bucket's rate.
 				}
 				if short && rounded {
-					if turn, ok, fixed := m.nextTurn(key, now); ok && fixed && turn.Sub(now) < resetIn+time.Second {
+					if turn, ok, fixed := m.nextTurn(key, now); ok && fixed && slideIn == 0 && turn.Sub(now) < resetIn+time.Second {
 						// A fixed window whose turns heed has seen, and whose
 						// remaining count it reads: no margin is needed,
 						// since an exhausted window is waited out to the turn.

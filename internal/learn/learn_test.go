@@ -1313,12 +1313,13 @@ func TestPlanLearnsAWindowOpenedByItsFirstRequest(t *testing.T) {
 
 	// The same first answers, but a request of window 1 sent 1.25 s after
 	// its first was answered in it (an aligned window of 2 s, found open
-	// late): the window is longer than 1 s.
+	// late): the window is longer than 1 s, and its resets, 2 s apart, say
+	// how long (slidingCount's step): paced at 10 per 2 s, not per 1 s.
 	var aligned Memory
 	plan(&aligned, 10, 9, ms(2000), ms(700))
 	plan(&aligned, 10, 8, ms(2000), ms(1950))
-	if p := plan(&aligned, 10, 9, ms(4000), ms(2750)); paced(p) != 0 {
-		t.Errorf("a window seen to last 1.25 s paced at %v, want nothing", paced(p))
+	if got, want := paced(plan(&aligned, 10, 9, ms(4000), ms(2750))), DefaultTarget*5; math.Abs(got-want) > 1e-9 {
+		t.Errorf("a window seen to last 1.25 s, its resets 2 s apart, paced at %v, want %v", got, want)
 	}
 
 	// Readings of 5.3 s and 5.2 s: a window of 5 s is left to spreading.
@@ -1474,5 +1475,96 @@ func TestWidenedRefutedOnlyBeyondChance(t *testing.T) {
 	w.sent = 8
 	if w.refuted() {
 		t.Errorf("8 answers in all refuted a shared limit")
+	}
+}
+
+// A short window's count of unknown scope, its reset an instant in whole
+// seconds (go-chi/httprate's X-RateLimit-*, 10 per 1 s, windows on a
+// grid): while every answer to a request sent after the last answer says
+// less is left, it is a fixed window's, and an exhausted count blocks until
+// the reset, plus, until a turn has shown the count whole again, one
+// steady interval (a sliding count has its first unit back by then). Once
+// an answer to a later request says as much left in the same window, the
+// count slides: it is paced at a request less than its quota per window,
+// and an accepted answer of 0 left blocks only until a unit comes back:
+// one interval, where the last window's count slides out; past the turn,
+// where this client's requests of the last window were too few to.
+func TestPlanSlidingCount(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	cfg := Config{Skew: 200 * time.Millisecond}
+	plan := func(m *Memory, status int, remaining float64, reset, sent time.Time) Plan {
+		t.Helper()
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: remaining, Reset: reset, Dialect: header.XRateLimit, Unit: header.Requests}
+		var p Plan
+		m.Plan(cfg, &Input{Req: request(), Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
+			Status: status, SentAt: sent, Now: sent.Add(time.Millisecond)}, &p)
+		return p
+	}
+	block := func(p Plan) time.Duration {
+		t.Helper()
+		if len(p.Blocks) != 1 {
+			t.Fatalf("blocks %+v, want one", p.Blocks)
+		}
+		return p.Blocks[0].For
+	}
+	paced := func(p Plan) float64 {
+		for _, ru := range p.Update.Rates {
+			if ru.Key == request().Endpoint {
+				return ru.Rate
+			}
+		}
+		return 0
+	}
+
+	// A fixed window: counts fall; spent at 0.9 s, blocked to the reset
+	// (1 s, plus 200 ms of skew) and one interval (100 ms).
+	var fixed Memory
+	for i := range 9 {
+		plan(&fixed, 200, float64(8-i), ms(1000), ms(100*i))
+	}
+	if got, want := block(plan(&fixed, 200, 0, ms(1000), ms(900))), 299*time.Millisecond+100*time.Millisecond; got != want {
+		t.Errorf("a count first spent: blocked %v, want %v (to the reset, and one interval)", got, want)
+	}
+	// The turn shows it whole: from then on, blocked to the reset alone.
+	plan(&fixed, 200, 9, ms(2000), ms(1400))
+	for i := range 8 {
+		plan(&fixed, 200, float64(8-i), ms(2000), ms(1500+50*i))
+	}
+	if got, want := block(plan(&fixed, 200, 0, ms(2000), ms(1900))), 299*time.Millisecond; got != want {
+		t.Errorf("a fixed window spent: blocked %v, want %v (to the reset)", got, want)
+	}
+
+	// A sliding count: window 1 spent in a burst; window 2's first answer
+	// (its reset a second on) says 2 left, where a fixed window's would
+	// say 9.
+	var sl Memory
+	for i := range 10 {
+		plan(&sl, 200, float64(9-i), ms(1000), ms(10*i))
+	}
+	if got, want := paced(plan(&sl, 200, 2, ms(2000), ms(1300))), 9.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("a sliding count paced at %v, want %v (a request less than its quota per window)", got, want)
+	}
+	// An answer to a later request says as much left: more evidence.
+	plan(&sl, 200, 2, ms(2000), ms(1400))
+	// Accepted with 0 left at 1.5 s: window 1 (10 requests) slides out
+	// at 10 a second: one is back in 100 ms, not at the reset.
+	if got, want := block(plan(&sl, 200, 0, ms(2000), ms(1500))), 100*time.Millisecond; got != want {
+		t.Errorf("a sliding count at 0, its last window full: blocked %v, want %v (one interval)", got, want)
+	}
+	// Window 3 follows window 2's three answers: at 0 at 2.1 s, window 2
+	// slides out at 3 a second, a unit in 333 ms, within the window.
+	if got, want := block(plan(&sl, 200, 0, ms(3000), ms(2100))), time.Second/3; got != want {
+		t.Errorf("a sliding count at 0, its last window light: blocked %v, want %v", got, want)
+	}
+	// At 0 again at 2.7 s, 299 ms before the turn: a unit of window 2 would
+	// take 333 ms, past it; then window 3's two answers' count slides out,
+	// a unit in 500 ms.
+	if got, want := block(plan(&sl, 200, 0, ms(3000), ms(2700))), 299*time.Millisecond+time.Second/2; got != want {
+		t.Errorf("a sliding count at 0 near the turn: blocked %v, want %v (past the turn)", got, want)
+	}
+	// A window with no answer of its own between: nothing of the last one
+	// counts, and this one's single answer slides out a unit a second.
+	if got, want := block(plan(&sl, 200, 0, ms(5000), ms(4800))), 199*time.Millisecond+time.Second; got != want {
+		t.Errorf("a sliding count at 0 after an idle window: blocked %v, want %v (past the turn)", got, want)
 	}
 }

@@ -77,6 +77,7 @@ type Memory struct {
 	windows    map[string]time.Duration // inferred short windows (inferWindow)
 	opens      map[string]openEst       // windows of unknown scope, from when they opened (openedWindow)
 	resets     map[string]time.Duration // the longest reset seen of a spread window (nearWindow)
+	slides     map[string]*slideState   // counts that free units as time passes (slidingCount)
 }
 
 // openEst is the least bound of a window's length that its fresh windows'

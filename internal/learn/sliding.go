@@ -1,0 +1,165 @@
+package learn
+
+import (
+	"time"
+
+	"github.com/heedhttp/heed/header"
+)
+
+// A sliding count: a short window's count that frees units as time passes,
+// not only when the window turns. A sliding window counter (go-chi/httprate,
+// Cloudflare's rate limiting, Kong's sliding strategy) weighs the previous
+// window's count by how much of it a window ending now still covers, so an
+// answer of 0 left is the limit reached, not a window spent: a unit comes
+// back within about one interval at the steady rate. Waiting for the reset
+// there loses most of a window, and finds the next one at 0 again, since
+// the window that just ended weighs in full when the next one opens.
+//
+// The evidence: in a fixed window a request counts, so the answer to a
+// request sent after an earlier answer of the same window (the same reset
+// instant) says at least one less is left; an answer that says as much
+// left, or more, is a count that freed units meanwhile. Requests in flight
+// and other clients only lower a count, so no concurrency forges it. Only
+// a reset stated as an instant in whole seconds serves (X-RateLimit-Reset
+// in epoch seconds): resets stated as delays in whole seconds read the
+// same across a turn, and a reset to the millisecond (Discord's) is a
+// bucket's own turn. Adopted after slideVotes such
+// answers; a refusal of a sliding scope takes one back, so a fixed window
+// that refunds some requests (express-rate-limit's skipFailedRequests) is
+// dropped again when its 0 proves to mean 0.
+//
+// The interval is the window's length over its quota; the length is the
+// least step between the distinct resets seen (aligned windows turn a
+// whole window apart), until a header states it.
+type slideState struct {
+	sentAt, at time.Time // the newest answer's request, and when it came
+	reset      time.Time
+	remaining  float64
+	step       time.Duration // least step between distinct resets seen
+	votes      int
+	// n counts the accepted answers of the window that ends at win, and
+	// prevN those of the window before it: this client's share of what the
+	// counter weighs.
+	win      time.Time
+	n, prevN int
+	// spent is the reset of the last window an accepted answer said was
+	// spent; fixed, that the first answer of the window after it said
+	// most of the quota was back (a fixed window's count, whole at the
+	// turn), and longest, the longest time from a request to its reset.
+	spent   time.Time
+	fixed   bool
+	longest time.Duration
+}
+
+const (
+	slideVotes    = 1
+	slideVotesMax = 4
+)
+
+// slide is what slidingCount finds of a scope's count.
+type slide struct {
+	// window is the count's window where it slides, else zero; back is
+	// then how long a unit takes to come back, from now.
+	window, back time.Duration
+	// step is the least step between the distinct resets seen, the
+	// window's length where windows turn on a grid, or zero.
+	step time.Duration
+	// probe is how long after a turn a spent count not yet known to be a
+	// fixed window's is next tried: one steady interval, when a sliding
+	// count has its first unit back (its last window weighs in full at
+	// the turn), and a fixed window has lost one request, once.
+	probe time.Duration
+}
+
+// slidingCount records an answer of a limit and reports what is known of
+// its count (slide).
+func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, now time.Time) slide {
+	if !l.Has(header.HasQuota|header.HasRemaining) || l.Quota < 1 || !wholeInstant(l) || FullReset(l.Dialect) ||
+		l.Reset.Sub(sentAt) > steadyMaxWindow || l.Reset.Before(sentAt.Add(-steadyMaxWindow)) ||
+		l.Has(header.HasWindow) && l.Window > steadyMaxWindow {
+		// Short windows only: an hourly quota's (GitHub's) takes no lock
+		// and no entry.
+		return slide{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, seen := m.slides[key]
+	if !seen {
+		reset(&m.slides)
+		s = &slideState{}
+		m.slides[key] = s
+	}
+	switch {
+	case status == 429:
+		s.votes = max(0, s.votes-1)
+	case !seen:
+	case l.Reset.Equal(s.reset):
+		if sentAt.After(s.at) && l.Remaining >= s.remaining && l.Remaining < l.Quota {
+			s.votes = min(s.votes+1, slideVotesMax)
+		}
+	case l.Reset.After(s.reset):
+		if d := l.Reset.Sub(s.reset); s.step == 0 || d < s.step {
+			s.step = d
+		}
+	}
+	if status < 400 && !s.spent.IsZero() && l.Reset.After(s.spent) && sentAt.After(s.spent) {
+		// The first answer after a spent window turned: a fixed window's
+		// count is whole again; a sliding count weighs the spent window in
+		// full, and has little back.
+		if l.Remaining >= l.Quota/2 {
+			s.fixed, s.votes = true, 0
+		} else if !s.fixed {
+			s.votes = min(s.votes+1, slideVotesMax)
+		}
+		s.spent = time.Time{}
+	}
+	if status < 400 && l.Remaining < 1 {
+		s.spent = l.Reset
+	}
+	s.longest = max(s.longest, l.Reset.Sub(sentAt))
+	if !sentAt.Before(s.sentAt) {
+		s.sentAt, s.at, s.reset, s.remaining = sentAt, now, l.Reset, l.Remaining
+	}
+	if status < 400 {
+		switch {
+		case l.Reset.Equal(s.win):
+			s.n++
+		case l.Reset.After(s.win):
+			s.prevN = 0
+			if s.step > 0 && l.Reset.Sub(s.win) == s.step {
+				s.prevN = s.n
+			}
+			s.win, s.n = l.Reset, 1
+		}
+	}
+	w := s.step
+	if l.Has(header.HasWindow) && l.Window > 0 {
+		w = l.Window
+	}
+	if s.votes < slideVotes || w <= 0 || w > steadyMaxWindow {
+		sl := slide{step: s.step}
+		if !s.fixed {
+			sl.probe = time.Duration(float64(max(w, s.longest)) / l.Quota)
+		}
+		return sl
+	}
+	return slide{window: w, back: s.back(w, l, now), step: s.step}
+}
+
+// back is how long a unit of a sliding count takes to come back from now:
+// the last window's count slides out at its rate until the window turns,
+// then this one's does. The counts are this client's own, as many as it
+// saw accepted: a window it spent alone in a burst weighs little in the
+// next, whose count is then spent until it turns, however long ago the
+// burst was.
+func (s *slideState) back(w time.Duration, l *header.Limit, now time.Time) time.Duration {
+	per := func(n int) time.Duration { return time.Duration(float64(w) / float64(max(n, 1))) }
+	if !s.win.Equal(l.Reset) {
+		return per(int(l.Quota))
+	}
+	turn := l.Reset.Sub(now)
+	if d := per(s.prevN); s.prevN > 0 && d < turn {
+		return d
+	}
+	return max(turn, 0) + per(s.n)
+}
