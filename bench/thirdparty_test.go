@@ -258,7 +258,7 @@ func tpWrite(t *testing.T, name, about, table string) {
 	var md strings.Builder
 	md.WriteString("# heed against real rate limiters\n\nProduced by `cd bench && go test -run ThirdParty -v -count=1 -write` (real time, loopback; heed zero-config and a client with no rate-limit handling, at the same time, " +
 		strconv.Itoa(int(tpDuration/time.Second)) + "s each, two workers per route, each iteration at least " + tpPace.String() + ").\n\n")
-	for _, k := range []string{"express-rate-limit", "nginx limit_req"} {
+	for _, k := range []string{"express-rate-limit", "nginx limit_req", "go-chi/httprate"} {
 		if s, ok := tpResults.m[k]; ok {
 			md.WriteString(s + "\n")
 		}

@@ -439,6 +439,9 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			if AbsoluteReset(l.Dialect) && !l.Has(header.ResetIsDelay) {
 				resetIn += cfg.Skew
 			}
+			// A reset truncated to whole seconds: the window turns up to a
+			// second after it (slide.late).
+			resetIn += sl.late
 			rounded := !AbsoluteReset(l.Dialect) && resetIn >= time.Second && resetIn%time.Second == 0
 			whole := time.Duration(0) // a reset rounded up to whole seconds
 			if rounded {

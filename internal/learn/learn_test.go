@@ -1533,6 +1533,14 @@ func TestPlanSlidingCount(t *testing.T) {
 	if got, want := block(plan(&fixed, 200, 0, ms(2000), ms(1900))), 299*time.Millisecond; got != want {
 		t.Errorf("a fixed window spent: blocked %v, want %v (to the reset)", got, want)
 	}
+	// A request sent 600 ms after the reset its answer states, still
+	// counted in the window that reset ends: resets are truncated, and
+	// the window turns up to a second after them.
+	var truncated Memory
+	plan(&truncated, 200, 5, ms(2000), ms(2600))
+	if got, want := block(plan(&truncated, 200, 0, ms(2000), ms(2700))), 499*time.Millisecond; got != want {
+		t.Errorf("a fixed window spent, its resets truncated: blocked %v, want %v (to the reset, a second, and the skew)", got, want)
+	}
 
 	// A sliding count: window 1 spent in a burst; window 2's first answer
 	// (its reset a second on) says 2 left, where a fixed window's would

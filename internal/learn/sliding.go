@@ -49,7 +49,17 @@ type slideState struct {
 	spent   time.Time
 	fixed   bool
 	longest time.Duration
+	// floor: a request sent well after its answer's reset was still
+	// counted in the window that reset ends, so resets are the turn
+	// truncated to whole seconds (go-chi/httprate's windows start at
+	// the limiter's start, a fraction of a second into one), not rounded
+	// up: the turn is up to a second later.
+	floor bool
 }
+
+// floorEvidence is how long after an answer's reset its request must have
+// been sent to show the reset truncated: more than any clock skew.
+const floorEvidence = 500 * time.Millisecond
 
 const (
 	slideVotes    = 1
@@ -69,6 +79,9 @@ type slide struct {
 	// count has its first unit back (its last window weighs in full at
 	// the turn), and a fixed window has lost one request, once.
 	probe time.Duration
+	// late is how much later than its reset the window may turn: a
+	// second, for resets truncated to whole seconds (slideState.floor).
+	late time.Duration
 }
 
 // slidingCount records an answer of a limit and reports what is known of
@@ -117,6 +130,13 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		s.spent = l.Reset
 	}
 	s.longest = max(s.longest, l.Reset.Sub(sentAt))
+	if sentAt.Sub(l.Reset) > floorEvidence {
+		s.floor = true
+	}
+	late := time.Duration(0)
+	if s.floor {
+		late = time.Second
+	}
 	if !sentAt.Before(s.sentAt) {
 		s.sentAt, s.at, s.reset, s.remaining = sentAt, now, l.Reset, l.Remaining
 	}
@@ -137,13 +157,13 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		w = l.Window
 	}
 	if s.votes < slideVotes || w <= 0 || w > steadyMaxWindow {
-		sl := slide{step: s.step}
+		sl := slide{step: s.step, late: late}
 		if !s.fixed {
 			sl.probe = time.Duration(float64(max(w, s.longest)) / l.Quota)
 		}
 		return sl
 	}
-	return slide{window: w, back: s.back(w, l, now), step: s.step}
+	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), now), step: s.step, late: late}
 }
 
 // back is how long a unit of a sliding count takes to come back from now:
@@ -152,12 +172,12 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 // saw accepted: a window it spent alone in a burst weighs little in the
 // next, whose count is then spent until it turns, however long ago the
 // burst was.
-func (s *slideState) back(w time.Duration, l *header.Limit, now time.Time) time.Duration {
+func (s *slideState) back(w time.Duration, l *header.Limit, turnAt, now time.Time) time.Duration {
 	per := func(n int) time.Duration { return time.Duration(float64(w) / float64(max(n, 1))) }
 	if !s.win.Equal(l.Reset) {
 		return per(int(l.Quota))
 	}
-	turn := l.Reset.Sub(now)
+	turn := turnAt.Sub(now)
 	if d := per(s.prevN); s.prevN > 0 && d < turn {
 		return d
 	}
