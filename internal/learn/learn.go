@@ -44,7 +44,11 @@
 //     rate requests were accepted at; until a cut comes after quiet
 //     successes (which marks the ceiling where the server refuses), the
 //     rate slow-starts, about doubling a second; below the ceiling it
-//     closes the gap quickly, near it it probes slowly.
+//     closes the gap quickly, near it it probes slowly. An endpoint whose
+//     first refusal came with at most one request accepted (requests that
+//     went together, a limiter with no burst) slow-starts about three times
+//     as fast: such a limiter refuses only the requests that come too
+//     early, where a window spent early refuses the rest of it.
 //   - A bare 429 blocks its scope for a second the first time; once AIMD
 //     paces the scope at a measured rate, for two intervals at that rate,
 //     doubling with each 429 in a row (the refused request's own retry
@@ -98,6 +102,10 @@ const (
 	// aimdSlowStart is the increase per quiet success before a ceiling is
 	// known: a rate r gains r × aimdSlowStart a second, about doubling.
 	aimdSlowStart = 0.7
+	// aimdSlowStartNoBurst is aimdSlowStart for an endpoint whose first
+	// refusal came with at most one request accepted (a limiter with no
+	// burst): a rate r gains about 2r every half second.
+	aimdSlowStartNoBurst = 2.0
 	// aimdStepMax bounds one raise below the ceiling, as a share of the
 	// accepted rate: the meter lags, and a raise taken from a rate it
 	// under-reads must not overshoot.
@@ -876,6 +884,7 @@ func (m *Memory) cutRate(r *Request, sentAt, now time.Time, u *store.Update) {
 // spaces the events (a bare 503 blocks nothing), the requests already
 // paced at the old rate must not cut it again and again.
 func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Duration, u *store.Update) {
+	noBurst := false
 	refused := m.refuse(r.Endpoint, now)
 	def := m.aimdStart(r, now)
 	acc := m.measuredRate(r, now)
@@ -889,11 +898,13 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 		// together that a limiter with no burst refuses but for one), one
 		// over the block: a block releasing its held requests at once
 		// would draw the same refusals again.
-		if n := m.acceptedCount(r, now); n > 0 && (def <= 0 || float64(n) < def) {
+		n := m.acceptedCount(r, now)
+		if n > 0 && (def <= 0 || float64(n) < def) {
 			def = float64(n) / BareBlockMax.Seconds()
 		} else if n == 0 && def <= 0 {
 			def = 1 / BareBlockMax.Seconds()
 		}
+		noBurst = n <= 1 && r.Rate <= 0
 	}
 	if def <= 0 {
 		return
@@ -902,6 +913,9 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 	factor, first, ceiling, ok := m.cut(key, sentAt, now, minGap, acc)
 	if !ok {
 		return
+	}
+	if first && noBurst {
+		m.markNoBurst(key)
 	}
 	if first {
 		// The first cut starts from what got through: the rate requests
@@ -1047,6 +1061,12 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 			// blocks did not hold down, so nothing says where the limit
 			// is.
 			add = min(float64(n)*aimdSlowStart, acc/2)
+			if st.noBurst {
+				// A limiter with no burst refuses only the requests that
+				// come too early: a ramp that overshoots it costs a few,
+				// where a window spent early refuses the rest of it.
+				add = min(float64(n)*aimdSlowStartNoBurst, 2*acc)
+			}
 		case acc >= aimdNearCeiling*ceiling:
 			// add stays the probe: past where the server refused.
 		default:

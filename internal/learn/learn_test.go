@@ -1576,3 +1576,51 @@ func TestPlanSlidingCount(t *testing.T) {
 		t.Errorf("a sliding count at 0 after an idle window: blocked %v, want %v (past the turn)", got, want)
 	}
 }
+
+// An endpoint paced by nothing whose first refusal comes with at most one
+// request accepted (requests that went together, a limiter with no burst:
+// nginx's limit_req with none refuses all but one whatever its rate)
+// slow-starts from one a second at aimdSlowStartNoBurst a success, up to
+// twice its accepted rate a raise; one whose first refusal came after
+// several were accepted (a window or a bucket with a burst, whose count
+// measures its rate) at aimdSlowStart, up to half.
+func TestAIMDNoBurstStart(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, tc := range []struct {
+		name     string
+		accepted int     // before the first refusal, sent together
+		def      float64 // where the first cut starts
+		perStep  float64
+		accShare float64
+	}{
+		{"no burst", 1, 1, aimdSlowStartNoBurst, 2},
+		{"a burst of five", 5, 5, aimdSlowStart, 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Memory
+			r := request()
+			r.Rate = 0
+			step := func(status int, sentAt, now time.Time) Plan {
+				var p Plan
+				obs := &header.Observation{Status: status, Throttled: status == 429}
+				m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: sentAt, Now: now}, &p)
+				return p
+			}
+			for range tc.accepted {
+				step(200, t0, ms(20))
+			}
+			p := step(429, t0, ms(20))
+			if len(p.Update.Rates) != 1 || p.Update.Rates[0].Default != tc.def || p.Update.Rates[0].Factor != aimdCut {
+				t.Fatalf("first cut = %+v, want factor %v from %v a second", p.Update.Rates, aimdCut, tc.def)
+			}
+			// A quiet success after the first block, paced at the cut
+			// rate, half a second after the cut: a raise.
+			p = Plan{}
+			m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200}, Status: 200, SentAt: ms(1020), Now: ms(1040), PacedBy: r.Endpoint}, &p)
+			acc := m.accepted[r.Endpoint].acceptedRate()
+			if want := min(tc.perStep, tc.accShare*acc); len(p.Update.Rates) != 1 || math.Abs(p.Update.Rates[0].Add-want) > 1e-9 {
+				t.Errorf("slow-start raises = %+v, want one adding %v (accepted rate %v)", p.Update.Rates, want, acc)
+			}
+		})
+	}
+}

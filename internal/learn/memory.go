@@ -138,6 +138,19 @@ type aimdState struct {
 	// ceiling is the accepted rate when the last cut came: where the
 	// server started refusing.
 	ceiling float64
+	// noBurst: the first refusal came with at most one request accepted,
+	// as from a limiter with no burst.
+	noBurst bool
+}
+
+// markNoBurst records that a scope's first refusal came with at most one
+// request accepted.
+func (m *Memory) markNoBurst(key string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st := m.aimd[key]; st != nil {
+		st.noBurst = true
+	}
 }
 
 // meter measures how fast an endpoint's requests are accepted while it is
