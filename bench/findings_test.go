@@ -209,3 +209,34 @@ func TestFindingSilentStart(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestFindingUnnamedSharedCounter: one limiter for two routes, reported as
+// X-RateLimit-* with no name (a server's one limiter for all its routes),
+// beside a route with a counter of its own of the same quota and window.
+// heed keeps each route's count apart (nothing names the counter), so a
+// route keeps sending into the window the other's answers said was spent.
+// Counting the same kind of count (dialect, quota, window) as one name and
+// voting as for IETF names (tried in session 5) stopped those sends, but
+// the third route's own counter, voted into the shared one, fell to 36% of
+// its rate: the evidence must be per pair of endpoints.
+func TestFindingUnnamedSharedCounter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		modernClock()
+		srv := sim.New(sim.Config{Provider: sim.IETF, Latency: 20 * time.Millisecond, Limits: []sim.Limit{
+			{Name: "g", Kind: sim.FixedWindow, Per: sim.PerKey, Key: sim.SharedKey("shared", "/x/", "/y/"), Quota: 20, Window: time.Second, Dialect: sim.XRateLimit},
+			{Name: "z", Kind: sim.FixedWindow, Per: sim.PerKey, Key: sim.RouteKey("/z/"), Quota: 20, Window: time.Second, Dialect: sim.XRateLimit},
+		}})
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		tr := &heed.Transport{Base: srv.RoundTripper()}
+		var wg sync.WaitGroup
+		for _, p := range []string{"/x/1", "/y/1", "/z/1"} {
+			wg.Go(func() { loop(ctx, tr, "http://api.test"+p, 4) })
+		}
+		wg.Wait()
+		tr2 := srv.Truth()
+		expect(t, tr2.SentWhileBlocked == 0 && tr2.Accepted >= 0.95*800,
+			"20s, /x/+/y/ sharing 20 per 1s and /z/ 20 per 1s of its own: heed got %d of 800 accepted, %d answered 429, %d sent while a window it was told was spent ran",
+			tr2.Accepted, tr2.Rejected, tr2.SentWhileBlocked)
+	})
+}
