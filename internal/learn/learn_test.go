@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed/header"
+	"github.com/heedhttp/heed/internal/scope"
 	"github.com/heedhttp/heed/store"
 )
 
@@ -1622,5 +1623,63 @@ func TestAIMDNoBurstStart(t *testing.T) {
 				t.Errorf("slow-start raises = %+v, want one adding %v (accepted rate %v)", p.Update.Rates, want, acc)
 			}
 		})
+	}
+}
+
+// Counts no header names (X-RateLimit-* with no scope) are each endpoint's
+// own until the values two endpoints' answers said were left in one window
+// fill each other's gaps and never repeat each other's (one counter both
+// count down): then both join one scope of the tenant. Two endpoints whose
+// values repeat each other's (two counters, counted down together) stay
+// apart, and a shared pair whose next window repeats a value parts: each
+// leaves the scope with its next answer.
+func TestPlanSharedUnnamedCount(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	const name = "~x-ratelimit:10"
+	at := 0
+	answer := func(m *Memory, endpoint string, remaining float64, window int) {
+		t.Helper()
+		r := request()
+		r.Endpoint = "https://api.test GET " + endpoint
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: remaining, Reset: t0.Add(time.Duration(window) * time.Second), Dialect: header.XRateLimit, Unit: header.Requests}
+		at += 10
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: ms(at), Now: ms(at + 1)}, &p)
+	}
+	joins := func(m *Memory, endpoint string) bool {
+		for _, s := range m.SubScopes("https://api.test GET " + endpoint) {
+			if s.Name == name && s.Key == scope.Limit("https://api.test", name) {
+				return true
+			}
+		}
+		return false
+	}
+
+	var shared Memory
+	for i, v := range []float64{9, 8, 7, 6, 5, 4, 3, 2} {
+		answer(&shared, []string{"/x", "/y"}[i%2], v, 1)
+	}
+	answer(&shared, "/x", 9, 2) // the window has turned: judged
+	answer(&shared, "/y", 8, 2)
+	if !joins(&shared, "/x") || !joins(&shared, "/y") {
+		t.Fatalf("values 9 7 5 3 and 8 6 4 2 in one window: /x joins %v, /y joins %v, want both to join %q", joins(&shared, "/x"), joins(&shared, "/y"), name)
+	}
+	// Window 2: /y says 9, as /x did: two counters after all.
+	answer(&shared, "/y", 9, 2)
+	answer(&shared, "/x", 9, 3)
+	answer(&shared, "/y", 9, 3)
+	if joins(&shared, "/x") || joins(&shared, "/y") {
+		t.Errorf("a window in which both said 9: /x joins %v, /y joins %v, want neither", joins(&shared, "/x"), joins(&shared, "/y"))
+	}
+
+	var apart Memory
+	for _, v := range []float64{9, 8, 7, 6} {
+		answer(&apart, "/x", v, 1)
+		answer(&apart, "/z", v, 1)
+	}
+	answer(&apart, "/x", 9, 2)
+	answer(&apart, "/z", 9, 2)
+	if joins(&apart, "/x") || joins(&apart, "/z") {
+		t.Errorf("values counted down together, alike: /x joins %v, /z joins %v, want neither", joins(&apart, "/x"), joins(&apart, "/z"))
 	}
 }
