@@ -130,6 +130,15 @@ type Limit struct {
 	// Status is the status of a rejection by this limit when it has a
 	// Dialect; zero means 429. nginx's limit_req answers 503 by default.
 	Status int
+	// Offset shifts a FixedWindow's or a SlidingWindow's windows: they turn
+	// Offset after the Server's start, and every Window after that, as
+	// go-chi/httprate's turn a fraction of a second into the clock's
+	// seconds (its windows start where its limiter started).
+	Offset time.Duration
+	// ResetFloor makes an XRateLimit dialect's X-RateLimit-Reset the reset
+	// instant truncated to whole seconds (httprate's), not rounded up: the
+	// window turns up to a second after it.
+	ResetFloor bool
 	// RetryAfter, when positive, is the Retry-After every rejection by this
 	// limit carries, whatever the real wait (Jira's burst limit always says
 	// 1). Zero means the time until the request would be admitted, rounded

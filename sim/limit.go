@@ -119,18 +119,18 @@ func (ru *rule) advance(st *state, start, now time.Time) {
 		}
 		st.last = now
 	case FixedWindow:
-		if w := int64(now.Sub(start) / ru.window); w != st.win {
+		if w := int64(now.Sub(ru.origin(start)) / ru.window); w != st.win {
 			st.win, st.used = w, 0
 		}
 	case SlidingWindow:
-		if w := int64(now.Sub(start) / ru.window); w != st.win {
+		if w := int64(now.Sub(ru.origin(start)) / ru.window); w != st.win {
 			st.prev = 0
 			if w == st.win+1 {
 				st.prev = st.used
 			}
 			st.win, st.used = w, 0
 		}
-		f := float64(now.Sub(start)-time.Duration(st.win)*ru.window) / float64(ru.window)
+		f := float64(now.Sub(ru.origin(start))-time.Duration(st.win)*ru.window) / float64(ru.window)
 		st.slid = st.prev * (1 - f)
 	case LeakyBucket:
 		ru.drain(st, now)
@@ -167,7 +167,7 @@ func (ru *rule) wait(st *state, start, now time.Time, cost float64) (time.Durati
 		// The share f of a window at which the estimate leaves room: in
 		// this window, as prev slides out; else in the next, as this
 		// window's count does.
-		from, left, over := start.Add(time.Duration(st.win)*ru.window), ru.quota-st.used-cost, st.prev
+		from, left, over := ru.origin(start).Add(time.Duration(st.win)*ru.window), ru.quota-st.used-cost, st.prev
 		if left < -eps || over <= 0 {
 			from, left, over = ru.windowEnd(st, start), ru.quota-cost, st.used
 		}
@@ -242,7 +242,17 @@ func (ru *rule) reset(st *state, start, now time.Time) time.Duration {
 }
 
 func (ru *rule) windowEnd(st *state, start time.Time) time.Time {
-	return start.Add(time.Duration(st.win+1) * ru.window)
+	return ru.origin(start).Add(time.Duration(st.win+1) * ru.window)
+}
+
+// origin is where a FixedWindow's or a SlidingWindow's grid of windows
+// begins: the Server's start, or Offset into it, a window earlier so that
+// no request comes before it.
+func (ru *rule) origin(start time.Time) time.Time {
+	if ru.Offset <= 0 {
+		return start
+	}
+	return start.Add(ru.Offset%ru.window - ru.window)
 }
 
 // idle reports whether st holds nothing worth keeping: evicting it and

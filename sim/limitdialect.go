@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // Dialect is how a response speaks of one [Limit], set per limit with
@@ -92,7 +93,11 @@ func (s *Server) perLimit(o *outcome) {
 		case XRateLimit:
 			h.Set("X-RateLimit-Limit", q)
 			h.Set("X-RateLimit-Remaining", r)
-			h.Set("X-RateLimit-Reset", strconv.FormatInt(ceilSecond(o.now.Add(reset)).Unix(), 10))
+			at := ceilSecond(o.now.Add(reset))
+			if ru.ResetFloor {
+				at = o.now.Add(reset).Truncate(time.Second)
+			}
+			h.Set("X-RateLimit-Reset", strconv.FormatInt(at.Unix(), 10))
 		}
 	}
 	setList(h, "RateLimit-Policy", pol8)

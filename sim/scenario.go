@@ -175,8 +175,9 @@ func ExpressLike(seed int64) Config {
 
 // SlidingRoutes is go-chi/httprate (bench's TestThirdPartyHTTPRate) in the
 // simulator: three routes, each a sliding window counter of its own
-// (SlidingWindow), X-RateLimit-* with the reset as the current window's
-// end in epoch seconds, and a Retry-After of the whole window on a 429,
+// (SlidingWindow) whose windows turn 400ms into the clock's seconds,
+// X-RateLimit-* with the reset as the current window's end in epoch
+// seconds, truncated, and a Retry-After of the whole window on a 429,
 // 23 requests per second in all:
 //
 //	/a/  10 per 1s
@@ -187,7 +188,7 @@ func ExpressLike(seed int64) Config {
 func SlidingRoutes(seed int64) Config {
 	w := func(name, prefix string, quota float64, window time.Duration) Limit {
 		return Limit{Name: name, Kind: SlidingWindow, Per: PerKey, Key: RouteKey(prefix), Quota: quota, Window: window,
-			Dialect: XRateLimit, RetryAfter: window}
+			Dialect: XRateLimit, RetryAfter: window, Offset: 400 * time.Millisecond, ResetFloor: true}
 	}
 	return Config{Provider: IETF, Seed: seed, Latency: time.Millisecond, Limits: []Limit{
 		w("a", "/a/", 10, time.Second),
