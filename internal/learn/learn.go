@@ -69,6 +69,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/heedhttp/heed/header"
@@ -529,6 +530,16 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					}
 					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn})
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
+					if key != r.Endpoint && strings.HasPrefix(key, r.Endpoint) && key == scope.EndpointLimit(r.Endpoint, sub.Name) {
+						// The endpoint's own limit: its endpoint is held too,
+						// so that a caller that shares the store but has not
+						// learned that the endpoint joins the limit (another
+						// process, a Transport just started) does not send
+						// into it, and, answered, push the block past the turn
+						// with a bound rounded up from later in the window.
+						u.Blocks = append(u.Blocks, store.Block{Key: r.Endpoint, For: resetIn})
+						p.Blocks = append(p.Blocks, Block{Scope: r.Endpoint, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
+					}
 					if !full || !spendable(r, l) {
 						continue
 					}

@@ -1031,8 +1031,15 @@ func TestPlanWaitsOneUnitOfAFullReset(t *testing.T) {
 			l := limit("requests", qwrr, 50, 0, time.Minute, time.Minute)
 			l.Dialect = tc.dialect
 			p := planAt0(&m, Config{}, []header.Limit{l})
-			if len(p.Blocks) != 1 || p.Blocks[0].For != tc.want {
-				t.Errorf("blocks %+v, want one of %v", p.Blocks, tc.want)
+			// The limit's scope, and, for an endpoint's own limit, the
+			// endpoint too (TestPlanBlocksTheEndpointOfItsOwnLimit).
+			if len(p.Blocks) == 0 || len(p.Blocks) > 2 || len(p.Blocks) == 2 && p.Blocks[1].Scope != request().Endpoint {
+				t.Fatalf("blocks %+v, want the limit's and at most its endpoint's", p.Blocks)
+			}
+			for _, b := range p.Blocks {
+				if b.For != tc.want {
+					t.Errorf("blocks %+v, want each of %v", p.Blocks, tc.want)
+				}
 			}
 		})
 	}
@@ -1681,5 +1688,27 @@ func TestPlanSharedUnnamedCount(t *testing.T) {
 	answer(&apart, "/z", 9, 2)
 	if joins(&apart, "/x") || joins(&apart, "/z") {
 		t.Errorf("values counted down together, alike: /x joins %v, /z joins %v, want neither", joins(&apart, "/x"), joins(&apart, "/z"))
+	}
+}
+
+// An exhausted limit of an endpoint's own (an IETF policy no other endpoint
+// is seen to share) blocks its endpoint too, for as long: a caller sharing
+// the store that has not yet learned the endpoint joins the limit (a
+// Transport just started, another process) waits as well. A limit another
+// scope holds (a tenant's named counter) blocks only its own scope.
+func TestPlanBlocksTheEndpointOfItsOwnLimit(t *testing.T) {
+	var m Memory
+	l := limit("10-in-1sec", qwrr, 10, 0, time.Second, time.Second)
+	p := planAt0(&m, Config{}, []header.Limit{l})
+	ep := request().Endpoint
+	want := []store.Block{{Key: scope.EndpointLimit(ep, "10-in-1sec"), For: time.Second}, {Key: ep, For: time.Second}}
+	if !reflect.DeepEqual(p.Update.Blocks, want) {
+		t.Errorf("blocks %+v, want %+v", p.Update.Blocks, want)
+	}
+	var shared Memory
+	l.Scope, l.Dialect = "resource:core", header.XRateLimit
+	p = planAt0(&shared, Config{}, []header.Limit{l})
+	if len(p.Update.Blocks) != 1 || p.Update.Blocks[0].Key == ep {
+		t.Errorf("a named counter's blocks %+v, want its own scope's only", p.Update.Blocks)
 	}
 }
