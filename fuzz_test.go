@@ -38,6 +38,8 @@ func FuzzTransportHostileHeaders(f *testing.F) {
 	f.Add(503, "X-RateLimit-Reset", "-5", "RateLimit-Policy", `"x";q=0;w=0`)
 	f.Add(200, "RateLimit", `"tenant-app-quota";r=0;t=18446744073709551615`, "Beta-RateLimit", `"global-app-quota";r=1;t=0`)
 	f.Add(200, "x-ratelimit-limit-tokens", "1e308", "x-ratelimit-reset-tokens", "9999999h")
+	f.Add(200, "X-RateLimit-Limit", "4096", "X-RateLimit-Remaining", "0")
+	f.Add(200, "X-RateLimit-Reset", "1796283180", "X-RateLimit-Remaining", "4095")
 	f.Fuzz(func(t *testing.T, status int, k1, v1, k2, v2 string) {
 		if status < 100 || status > 999 {
 			status = 429
