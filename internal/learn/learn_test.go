@@ -1294,22 +1294,14 @@ func TestPlanLearnsAWindowOpenedByItsFirstRequest(t *testing.T) {
 		m.Plan(cfg, &Input{Req: request(), Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sent, Now: sent.Add(time.Millisecond)}, &p)
 		return p
 	}
-	paced := func(p Plan) float64 {
-		for _, ru := range p.Update.Rates {
-			if ru.Key == request().Endpoint {
-				return ru.Rate
-			}
-		}
-		return 0
-	}
 	var m Memory
 	// Window 1, opened at 0.7 s: resets at 2 s (1.7 s rounded up).
-	if p := plan(&m, 10, 9, ms(2000), ms(700)); paced(p) != 0 {
-		t.Errorf("one reading paced the endpoint at %v, want nothing", paced(p))
+	if p := plan(&m, 10, 9, ms(2000), ms(700)); endpointRate(p) != 0 {
+		t.Errorf("one reading paced the endpoint at %v, want nothing", endpointRate(p))
 	}
 	// Window 2, opened at 1.75 s: resets at 3 s. Readings of 1.3 s and
 	// 1.25 s: a window of 1 s.
-	if got, want := paced(plan(&m, 10, 9, ms(3000), ms(1750))), DefaultTarget*10; math.Abs(got-want) > 1e-9 {
+	if got, want := endpointRate(plan(&m, 10, 9, ms(3000), ms(1750))), DefaultTarget*10; math.Abs(got-want) > 1e-9 {
 		t.Errorf("after two windows paced at %v, want %v (10 per 1 s)", got, want)
 	}
 	// Exhausted at 2.5 s: the window turns 1 s after its first answer
@@ -1326,15 +1318,15 @@ func TestPlanLearnsAWindowOpenedByItsFirstRequest(t *testing.T) {
 	var aligned Memory
 	plan(&aligned, 10, 9, ms(2000), ms(700))
 	plan(&aligned, 10, 8, ms(2000), ms(1950))
-	if got, want := paced(plan(&aligned, 10, 9, ms(4000), ms(2750))), DefaultTarget*5; math.Abs(got-want) > 1e-9 {
+	if got, want := endpointRate(plan(&aligned, 10, 9, ms(4000), ms(2750))), DefaultTarget*5; math.Abs(got-want) > 1e-9 {
 		t.Errorf("a window seen to last 1.25 s, its resets 2 s apart, paced at %v, want %v", got, want)
 	}
 
 	// Readings of 5.3 s and 5.2 s: a window of 5 s is left to spreading.
 	var long Memory
 	plan(&long, 30, 29, ms(6000), ms(700))
-	if p := plan(&long, 30, 29, ms(11000), ms(5800)); paced(p) != 0 {
-		t.Errorf("a window of 5 s paced at %v, want nothing", paced(p))
+	if p := plan(&long, 30, 29, ms(11000), ms(5800)); endpointRate(p) != 0 {
+		t.Errorf("a window of 5 s paced at %v, want nothing", endpointRate(p))
 	}
 
 	// An hourly quota's answers (GitHub's) are no short window's: no entry.
@@ -1515,14 +1507,6 @@ func TestPlanSlidingCount(t *testing.T) {
 		}
 		return p.Blocks[0].For
 	}
-	paced := func(p Plan) float64 {
-		for _, ru := range p.Update.Rates {
-			if ru.Key == request().Endpoint {
-				return ru.Rate
-			}
-		}
-		return 0
-	}
 
 	// A fixed window: counts fall; spent at 0.9 s, blocked to the reset
 	// (1 s, plus 200 ms of skew) and one interval (100 ms).
@@ -1557,7 +1541,7 @@ func TestPlanSlidingCount(t *testing.T) {
 	for i := range 10 {
 		plan(&sl, 200, float64(9-i), ms(1000), ms(10*i))
 	}
-	if got, want := paced(plan(&sl, 200, 2, ms(2000), ms(1300))), 9.0; math.Abs(got-want) > 1e-9 {
+	if got, want := endpointRate(plan(&sl, 200, 2, ms(2000), ms(1300))), 9.0; math.Abs(got-want) > 1e-9 {
 		t.Errorf("a sliding count paced at %v, want %v (a request less than its quota per window)", got, want)
 	}
 	// An answer to a later request says as much left: more evidence.
@@ -1711,4 +1695,14 @@ func TestPlanBlocksTheEndpointOfItsOwnLimit(t *testing.T) {
 	if len(p.Update.Blocks) != 1 || p.Update.Blocks[0].Key == ep {
 		t.Errorf("a named counter's blocks %+v, want its own scope's only", p.Update.Blocks)
 	}
+}
+
+// endpointRate is the rate a plan sets on request()'s endpoint, or zero.
+func endpointRate(p Plan) float64 {
+	for _, ru := range p.Update.Rates {
+		if ru.Key == request().Endpoint {
+			return ru.Rate
+		}
+	}
+	return 0
 }
