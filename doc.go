@@ -59,7 +59,7 @@
 //     reached and not a window spent, only on evidence a fixed window
 //     cannot give: an answer to a request sent after another's answer came
 //     saying as much left in the same window, or the window after a spent
-//     one opening with under half its quota back; a refusal takes one piece
+//     one opening with under a quarter of its quota back; a refusal takes one piece
 //     of evidence back, and a window after a spent one opening with most of
 //     its quota back settles it as fixed.
 //   - A count no header names (X-RateLimit-* with no scope) is each

@@ -872,6 +872,11 @@ func (m *Memory) limitScope(r *Request, l *header.Limit, status int, sentAt, now
 		// (sharedUnnamed): then the tenant's, which they both join. A
 		// SubScope with a name and no key is one the endpoint leaves, if
 		// it had joined it.
+		if m.isSliding(r.ScopeKey(r.UnknownScope)) {
+			// A sliding count says values again as they slide back: the
+			// gaps its values leave say nothing of another endpoint.
+			return r.ScopeKey(r.UnknownScope), SubScope{}
+		}
 		if n := m.sharedUnnamed(r.Tenant, r.Endpoint, l, status, sentAt, now); n != "" {
 			key = scope.Limit(r.Tenant, n)
 			return key, SubScope{Key: key, Name: n}

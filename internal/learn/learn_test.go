@@ -1663,6 +1663,20 @@ func TestPlanSharedUnnamedCount(t *testing.T) {
 		t.Errorf("a window in which both said 9: /x joins %v, /y joins %v, want neither", joins(&shared, "/x"), joins(&shared, "/y"))
 	}
 
+	// A count that slides (an answer to a later request said as much left)
+	// says values again as they slide back: its gaps say nothing.
+	var sliding Memory
+	answer(&sliding, "/x", 9, 1)
+	answer(&sliding, "/x", 9, 1)
+	for i, v := range []float64{9, 8, 7, 6, 5, 4, 3, 2} {
+		answer(&sliding, []string{"/x", "/y"}[i%2], v, 2)
+	}
+	answer(&sliding, "/x", 9, 3)
+	answer(&sliding, "/y", 8, 3)
+	if joins(&sliding, "/x") || joins(&sliding, "/y") {
+		t.Errorf("a sliding count's values and another's: /x joins %v, /y joins %v, want neither", joins(&sliding, "/x"), joins(&sliding, "/y"))
+	}
+
 	var apart Memory
 	for _, v := range []float64{9, 8, 7, 6} {
 		answer(&apart, "/x", v, 1)

@@ -118,10 +118,12 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 	if status < 400 && !s.spent.IsZero() && l.Reset.After(s.spent) && sentAt.After(s.spent) {
 		// The first answer after a spent window turned: a fixed window's
 		// count is whole again; a sliding count weighs the spent window in
-		// full, and has little back.
-		if l.Remaining >= l.Quota/2 {
+		// full, and has little back (a fixed window that other clients
+		// spent most of meanwhile says nothing either way).
+		switch {
+		case l.Remaining >= l.Quota/2:
 			s.fixed, s.votes = true, 0
-		} else if !s.fixed {
+		case !s.fixed && l.Remaining <= l.Quota/4:
 			s.votes = min(s.votes+1, slideVotesMax)
 		}
 		s.spent = time.Time{}
@@ -182,4 +184,12 @@ func (s *slideState) back(w time.Duration, l *header.Limit, turnAt, now time.Tim
 		return d
 	}
 	return max(turn, 0) + per(s.n)
+}
+
+// isSliding reports whether a scope's count is taken to slide.
+func (m *Memory) isSliding(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.slides[key]
+	return s != nil && s.votes >= slideVotes
 }
