@@ -41,8 +41,10 @@
 //   - With no advertised limit, each endpoint finds its own by AIMD. The
 //     tenant's endpoints that draw bare 429s are taken to share one limit
 //     only when one that had been idle is refused, or two busy ones, each
-//     paced by its own AIMD, are refused together twice, one to ten seconds
-//     apart; the hypothesis is dropped when one of them draws far more than
+//     paced by its own AIMD, are refused together (within two of the
+//     slower one's intervals, as one event of a shared limit refuses them)
+//     twice, one to ten seconds apart; the hypothesis is dropped when one
+//     of them draws far more than
 //     its share of the 429s, or when together they are accepted at under
 //     0.8 of what one was alone.
 //   - Endpoint templates: ids of three or more digits, issue keys, UUIDs and

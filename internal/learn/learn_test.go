@@ -1418,6 +1418,19 @@ func TestPlanWidensOnlyWhenRefusedTogetherTwice(t *testing.T) {
 		t.Errorf("paced endpoints refused together twice, 2s apart: widened %q, want the tenant's scope", p.Widened)
 	}
 
+	// Refused half a second apart, twice: at 20 requests a second each,
+	// a limit they shared would have refused both within a tenth of a
+	// second (two intervals); each was refused at its own time.
+	var apart Memory
+	start(&apart)
+	send(&apart, a, 429, 5000)
+	send(&apart, b, 429, 5500)
+	busy(&apart, 5550, 7000)
+	send(&apart, a, 429, 7000)
+	if p := send(&apart, b, 429, 7500); p.Widened != "" {
+		t.Errorf("endpoints at 20/s refused 500ms apart, twice, widened the scope to %q", p.Widened)
+	}
+
 	// A second suspicion more than suspectFor after the first is a new one.
 	var n Memory
 	start(&n)
