@@ -14,8 +14,8 @@ const (
 	// togetherMin is the least window two paced endpoints' bare 429s are
 	// taken together in (togetherWindowLocked).
 	togetherMin = 200 * time.Millisecond
-	suspectMin = time.Second
-	suspectFor = 10 * time.Second
+	suspectMin  = time.Second
+	suspectFor  = 10 * time.Second
 	// widenQuiet is how long a tenant whose hypothesis was refuted is paced
 	// per endpoint before the hypothesis may be adopted again.
 	widenQuiet = 5 * time.Minute
