@@ -957,9 +957,6 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 	if !ok {
 		return
 	}
-	if first && noBurst {
-		m.markNoBurst(key)
-	}
 	if first {
 		// The first cut starts from what got through: the rate requests
 		// were accepted at while the server refused others is the
@@ -978,6 +975,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 		// fast.
 		factor = min(factor, max(aimdDeepest, 1-refused))
 	}
+	m.noBurstCut(key, first && noBurst, def*factor, factor)
 	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt, Ceiling: ceiling})
 }
 
@@ -1108,12 +1106,21 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 				// A limiter with no burst refuses only the requests that
 				// come too early: a ramp that overshoots it costs a few,
 				// where a window spent early refuses the rest of it.
-				add = min(float64(n)*aimdSlowStartNoBurst, 2*acc)
+				// Up to the rate set (doubling it) where the accepted
+				// rate lags behind it: the meter's windows include the
+				// first block, and a climbing rate.
+				add = min(float64(n)*aimdSlowStartNoBurst, max(2*acc, st.rate))
 			}
 		case acc >= aimdNearCeiling*ceiling:
 			// add stays the probe: past where the server refused.
 		default:
 			add = max(add, min(float64(n)*(ceiling-acc)/(5*acc), acc*aimdStepMax))
+		}
+	}
+	if st := m.aimd[key]; st != nil && st.rate > 0 {
+		st.rate += add
+		if mx := aimdMax(r); mx > 0 {
+			st.rate = min(st.rate, mx)
 		}
 	}
 	p.Update.Rates = append(p.Update.Rates, store.RateUpdate{Key: key, Add: add, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL})

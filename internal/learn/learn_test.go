@@ -1586,7 +1586,8 @@ func TestPlanSlidingCount(t *testing.T) {
 // request accepted (requests that went together, a limiter with no burst:
 // nginx's limit_req with none refuses all but one whatever its rate)
 // slow-starts from one a second at aimdSlowStartNoBurst a success, up to
-// twice its accepted rate a raise; one whose first refusal came after
+// twice its accepted rate or the rate it was set to, whichever is more, a
+// raise (the meter lags a rate that climbs); one whose first refusal came after
 // several were accepted (a window or a bucket with a burst, whose count
 // measures its rate) at aimdSlowStart, up to half.
 func TestAIMDNoBurstStart(t *testing.T) {
@@ -1597,9 +1598,10 @@ func TestAIMDNoBurstStart(t *testing.T) {
 		def      float64 // where the first cut starts
 		perStep  float64
 		accShare float64
+		set      float64 // the rate the cut set, which a raise may double (no burst)
 	}{
-		{"no burst", 1, 1, aimdSlowStartNoBurst, 2},
-		{"a burst of five", 5, 5, aimdSlowStart, 0.5},
+		{"no burst", 1, 1, aimdSlowStartNoBurst, 2, aimdCut},
+		{"a burst of five", 5, 5, aimdSlowStart, 0.5, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var m Memory
@@ -1623,8 +1625,15 @@ func TestAIMDNoBurstStart(t *testing.T) {
 			p = Plan{}
 			m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200}, Status: 200, SentAt: ms(1020), Now: ms(1040), PacedBy: r.Endpoint}, &p)
 			acc := m.accepted[r.Endpoint].acceptedRate()
-			if want := min(tc.perStep, tc.accShare*acc); len(p.Update.Rates) != 1 || math.Abs(p.Update.Rates[0].Add-want) > 1e-9 {
-				t.Errorf("slow-start raises = %+v, want one adding %v (accepted rate %v)", p.Update.Rates, want, acc)
+			want := min(tc.perStep, max(tc.accShare*acc, tc.set))
+			if len(p.Update.Rates) != 1 || math.Abs(p.Update.Rates[0].Add-want) > 1e-9 {
+				t.Fatalf("slow-start raises = %+v, want one adding %v (accepted rate %v)", p.Update.Rates, want, acc)
+			}
+			// The rate set is followed, raise by raise, where there is no
+			// burst: the next raise may double it, however far the
+			// accepted rate lags.
+			if got, follow := m.aimd[r.Endpoint].rate, tc.set+want; tc.set > 0 && math.Abs(got-follow) > 1e-9 || tc.set == 0 && got != 0 {
+				t.Errorf("the rate followed is %v, want %v", got, follow)
 			}
 		})
 	}

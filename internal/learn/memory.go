@@ -144,17 +144,25 @@ type aimdState struct {
 	// server started refusing.
 	ceiling float64
 	// noBurst: the first refusal came with at most one request accepted,
-	// as from a limiter with no burst.
+	// as from a limiter with no burst; rate is then the rate this Memory
+	// has set the scope to since, cut by cut and raise by raise.
 	noBurst bool
+	rate    float64
 }
 
-// markNoBurst records that a scope's first refusal came with at most one
-// request accepted.
-func (m *Memory) markNoBurst(key string) {
+// noBurstCut records a cut to rate by factor: the first, of a scope whose
+// first refusal came with at most one request accepted (start), marks it
+// and starts following its rate, which slow start doubles from.
+func (m *Memory) noBurstCut(key string, start bool, rate, factor float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if st := m.aimd[key]; st != nil {
-		st.noBurst = true
+	st := m.aimd[key]
+	switch {
+	case st == nil:
+	case start:
+		st.noBurst, st.rate = true, rate
+	case st.rate > 0:
+		st.rate = max(st.rate*factor, aimdFloor)
 	}
 }
 
