@@ -53,6 +53,20 @@ func hammer(t *testing.T, rt http.RoundTripper, workers int, d time.Duration, ur
 	return counts
 }
 
+// hammerEpoch runs workers closed loops (hammer) for run through a
+// zero-config Transport against a simulated IETF host of limits, its
+// responses taking latency, and returns the server's ground truth. The
+// clock is moved to 2026 first: X-RateLimit-Reset is in epoch seconds,
+// and synctest's clock starts in 2000, when epoch seconds were below 1e9,
+// which heed's parser takes for a delay.
+func hammerEpoch(t *testing.T, latency time.Duration, workers int, run time.Duration, url func(w, i int) string, limits ...sim.Limit) sim.Truth {
+	t.Helper()
+	time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
+	srv := sim.New(sim.Config{Provider: sim.IETF, Latency: latency, Limits: limits})
+	hammer(t, &heed.Transport{Base: srv.RoundTripper()}, workers, run, url, nil)
+	return srv.Truth()
+}
+
 // With advertised policies, heed learns the limit from the headers and
 // uses at least 95% of the allowed steady rate, with at most 0.5% of its
 // requests answered 429, and never sends into a mandated wait.
@@ -451,16 +465,9 @@ func TestTurnsBeyondTheHorizonAreBookedNotPolled(t *testing.T) {
 // got 63%.
 func TestLearnsAWindowOpenedByTheFirstRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// X-RateLimit-Reset is in epoch seconds; synctest's clock starts
-		// in 2000, when epoch seconds were below 1e9, which heed's parser
-		// takes for a delay.
-		time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
-		srv := sim.New(sim.Config{Provider: sim.IETF, Latency: time.Millisecond, Limits: []sim.Limit{{Name: "legacy",
-			Kind: sim.ExpiryWindow, Quota: 10, Window: time.Second, Dialect: sim.XRateLimit}}})
-		tr := &heed.Transport{Base: srv.RoundTripper()}
 		const run = 30 * time.Second
-		hammer(t, tr, 2, run, func(w, i int) string { return "https://api.test/legacy/x" }, nil)
-		truth := srv.Truth()
+		truth := hammerEpoch(t, time.Millisecond, 2, run, func(w, i int) string { return "https://api.test/legacy/x" },
+			sim.Limit{Name: "legacy", Kind: sim.ExpiryWindow, Quota: 10, Window: time.Second, Dialect: sim.XRateLimit})
 		// Windows open with a request and last a second: at most 10 a
 		// second, and one window for each second of the run at most.
 		allowed := 10 * run.Seconds()
@@ -483,13 +490,9 @@ func TestLearnsAWindowOpenedByTheFirstRequest(t *testing.T) {
 // slides and holds it a request under its quota per window.
 func TestPacesASlidingWindowCounter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
-		srv := sim.New(sim.Config{Provider: sim.IETF, Latency: time.Millisecond, Limits: []sim.Limit{{Name: "sliding",
-			Kind: sim.SlidingWindow, Quota: 10, Window: time.Second, Dialect: sim.XRateLimit, RetryAfter: time.Second}}})
-		tr := &heed.Transport{Base: srv.RoundTripper()}
 		const run = 30 * time.Second
-		hammer(t, tr, 2, run, func(w, i int) string { return "https://api.test/a/x" }, nil)
-		truth := srv.Truth()
+		truth := hammerEpoch(t, time.Millisecond, 2, run, func(w, i int) string { return "https://api.test/a/x" },
+			sim.Limit{Name: "sliding", Kind: sim.SlidingWindow, Quota: 10, Window: time.Second, Dialect: sim.XRateLimit, RetryAfter: time.Second})
 		allowed := 10 * run.Seconds()
 		t.Logf("accepted %d, rejected %d, sent while blocked %d, allowed %.0f", truth.Accepted, truth.Rejected, truth.SentWhileBlocked, allowed)
 		if used := float64(truth.Accepted) / allowed; used < 0.80 || used > 0.92 {
@@ -510,16 +513,10 @@ func TestPacesASlidingWindowCounter(t *testing.T) {
 // its own.
 func TestSharesAnUnnamedCounterOnEvidence(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
-		srv := sim.New(sim.Config{Provider: sim.IETF, Latency: 20 * time.Millisecond, Limits: []sim.Limit{
-			{Name: "g", Kind: sim.FixedWindow, Per: sim.PerKey, Key: sim.SharedKey("shared", "/x/", "/y/"), Quota: 20, Window: time.Second, Dialect: sim.XRateLimit},
-			{Name: "z", Kind: sim.FixedWindow, Per: sim.PerKey, Key: sim.RouteKey("/z/"), Quota: 20, Window: time.Second, Dialect: sim.XRateLimit},
-		}})
-		tr := &heed.Transport{Base: srv.RoundTripper()}
-		const run = 20 * time.Second
 		routes := []string{"/x/1", "/y/1", "/z/1"}
-		hammer(t, tr, 12, run, func(w, i int) string { return "https://api.test" + routes[w%3] }, nil)
-		truth := srv.Truth()
+		truth := hammerEpoch(t, 20*time.Millisecond, 12, 20*time.Second, func(w, i int) string { return "https://api.test" + routes[w%3] },
+			sim.Limit{Name: "g", Kind: sim.FixedWindow, Per: sim.PerKey, Key: sim.SharedKey("shared", "/x/", "/y/"), Quota: 20, Window: time.Second, Dialect: sim.XRateLimit},
+			sim.Limit{Name: "z", Kind: sim.FixedWindow, Per: sim.PerKey, Key: sim.RouteKey("/z/"), Quota: 20, Window: time.Second, Dialect: sim.XRateLimit})
 		shared, _ := truth.Scope("g", "api.test shared")
 		own, _ := truth.Scope("z", "api.test /z/")
 		t.Logf("shared: %d accepted, %d refused; own: %d accepted, %d refused; sent while blocked %d", shared.Accepted, shared.Rejected, own.Accepted, own.Rejected, truth.SentWhileBlocked)

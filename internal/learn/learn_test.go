@@ -1418,28 +1418,30 @@ func TestPlanWidensOnlyWhenRefusedTogetherTwice(t *testing.T) {
 		t.Errorf("paced endpoints refused together twice, 2s apart: widened %q, want the tenant's scope", p.Widened)
 	}
 
+	// twice refuses a, then b gap ms later, at 5 s and again at second ms,
+	// busy between, and returns the scope b's second 429 widened to.
+	twice := func(gap, second int) string {
+		var m Memory
+		start(&m)
+		send(&m, a, 429, 5000)
+		send(&m, b, 429, 5000+gap)
+		busy(&m, 5050+gap, second)
+		send(&m, a, 429, second)
+		return send(&m, b, 429, second+gap).Widened
+	}
 	// Refused half a second apart, twice: at 20 requests a second each,
 	// a limit they shared would have refused both within a tenth of a
 	// second (two intervals); each was refused at its own time.
-	var apart Memory
-	start(&apart)
-	send(&apart, a, 429, 5000)
-	send(&apart, b, 429, 5500)
-	busy(&apart, 5550, 7000)
-	send(&apart, a, 429, 7000)
-	if p := send(&apart, b, 429, 7500); p.Widened != "" {
-		t.Errorf("endpoints at 20/s refused 500ms apart, twice, widened the scope to %q", p.Widened)
+	if w := twice(500, 7000); w != "" {
+		t.Errorf("endpoints at 20/s refused 500ms apart, twice, widened the scope to %q", w)
 	}
-
 	// A second suspicion more than suspectFor after the first is a new one.
-	var n Memory
-	start(&n)
-	send(&n, a, 429, 5000)
-	send(&n, b, 429, 5025)
-	busy(&n, 5050, 16000)
-	send(&n, a, 429, 16000)
-	if p := send(&n, b, 429, 16025); p.Widened != "" {
-		t.Errorf("two suspicions 11s apart widened the scope")
+	if w := twice(25, 16000); w != "" {
+		t.Errorf("two suspicions 11s apart widened the scope to %q", w)
+	}
+	// The same 25 ms apart, 2 s after the first: the evidence (as above).
+	if w := twice(25, 7000); w != "https://api.test limit:unknown" {
+		t.Errorf("paced endpoints refused 25ms apart, twice, 2s apart: widened %q, want the tenant's scope", w)
 	}
 }
 
