@@ -351,6 +351,9 @@ func TestThirdPartyExpressRateLimit(t *testing.T) {
 		{name: `/d8c/ draft-8 "10-in-1sec", own counter`, path: "/d8c/", workers: 2},
 		{name: `/s1/ draft-8 "20-in-1sec", shared with /s2/`, path: "/s1/", workers: 2},
 		{name: `/s2/ draft-8 "20-in-1sec", shared with /s1/`, path: "/s2/", workers: 2},
+		{name: "/l1/ X-RateLimit-* 20/1s, shared with /l2/", path: "/l1/", workers: 3},
+		{name: "/l2/ X-RateLimit-* 20/1s, shared with /l1/", path: "/l2/", workers: 3},
+		{name: "/lo/ X-RateLimit-* 20/1s, own", path: "/lo/", workers: 3},
 	}
 	routes = tpFilter(routes)
 	wires := runTP(t, base, routes)

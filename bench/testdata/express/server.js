@@ -29,8 +29,14 @@ const routes = {
   // One limiter, so one counter, on two routes: "20-in-1sec".
   '/s1/': 'shared',
   '/s2/': 'shared',
+  // One limiter on two routes again, with X-RateLimit-* headers that name
+  // nothing, beside a route with its own limiter of the same quota.
+  '/l1/': 'sharedLegacy',
+  '/l2/': 'sharedLegacy',
+  '/lo/': { standardHeaders: false, legacyHeaders: true, limit: 20, windowMs: 1000 },
 };
 const shared = { standardHeaders: 'draft-8', legacyHeaders: false, limit: 20, windowMs: 1000 };
+const sharedLegacy = { standardHeaders: false, legacyHeaders: true, limit: 20, windowMs: 1000 };
 
 function limiter(opts) {
   return rateLimit({
@@ -46,8 +52,9 @@ function limiter(opts) {
 
 const app = express();
 const sharedLimiter = limiter(shared);
+const sharedLegacyLimiter = limiter(sharedLegacy);
 for (const [route, opts] of Object.entries(routes)) {
-  app.use(route, opts === 'shared' ? sharedLimiter : limiter(opts));
+  app.use(route, opts === 'shared' ? sharedLimiter : opts === 'sharedLegacy' ? sharedLegacyLimiter : limiter(opts));
   app.use(route, (req, res) => {
     count(req, route, 'accepted');
     res.json({ route, path: req.originalUrl });
