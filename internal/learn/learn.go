@@ -100,6 +100,11 @@ const (
 	// aimdNearCeiling: an accepted rate within this share of the ceiling
 	// (the rate accepted when the last cut came) probes at aimdIncrease.
 	aimdNearCeiling = 0.95
+	// aimdRefuted: an accepted rate this far over the ceiling, a meter
+	// window after the cut that set it, refutes it; aimdRefutedNext places
+	// the next ceiling above that rate.
+	aimdRefuted     = 1.05
+	aimdRefutedNext = 1.25
 	// aimdSlowStart is the increase per quiet success before a ceiling is
 	// known: a rate r gains r × aimdSlowStart a second, about doubling.
 	aimdSlowStart = 0.7
@@ -107,6 +112,9 @@ const (
 	// refusal came with at most one request accepted (a limiter with no
 	// burst): a rate r gains about 2r every half second.
 	aimdSlowStartNoBurst = 2.0
+	// aimdNoBurstStart is the rate, requests per second, such an endpoint
+	// starts from after its first refusal.
+	aimdNoBurstStart = 4.0
 	// aimdStepMax bounds one raise below the ceiling, as a share of the
 	// accepted rate: the meter lags, and a raise taken from a rate it
 	// under-reads must not overshoot.
@@ -119,6 +127,10 @@ const (
 	// pacing it, so the 429 says the pace is a little fast, not that a
 	// window ran out.
 	bareEvidence = time.Minute
+	// reserveAhead is how far ahead of its send a Transport books a
+	// request's turn (its reserveHorizon): turns booked before a cut
+	// go at the old pace up to that long after it.
+	reserveAhead = time.Second
 	aimdFlush    = 8 // quiet successes added up before one store update
 	// aimdFlushEvery: a slow scope raises its rate at least this often.
 	aimdFlushEvery = 500 * time.Millisecond
@@ -359,7 +371,7 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 			m.bare429(r.Tenant, r.Endpoint, prevSent, in.SentAt, in.Now)
 			p.Widened, _ = m.Widened(r.Tenant, r.Endpoint, in.Now)
 			// The server says nothing of its limits: find them from 429s.
-			m.cutRate(r, in.SentAt, in.Now, &p.Update)
+			m.cutRate(r, in.SentAt, prevSent, in.Now, &p.Update)
 			p.BareBlock = m.bareBlock(r, in.Now)
 		}
 		return
@@ -369,8 +381,8 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 		// but a limiter that answers 503 (nginx's limit_req) sends nothing
 		// else: cut the endpoint's rate as for a bare 429, so heed slows
 		// down, for a limiter and an outage alike.
-		m.sentBefore(r.Endpoint, in.SentAt)
-		m.cutRateSpaced(r, in.SentAt, in.Now, bare503Gap, &p.Update)
+		prevSent := m.sentBefore(r.Endpoint, in.SentAt)
+		m.cutRateSpaced(r, in.SentAt, prevSent, in.Now, bare503Gap, &p.Update)
 		return
 	}
 	m.success(r, in, p)
@@ -887,14 +899,14 @@ func (m *Memory) aimdStart(r *Request, now time.Time) float64 {
 // (multiplicative decrease), once per event. An endpoint with no default
 // rate and no accepted request yet is not cut: there is nothing to cut
 // from, and the 429's block holds it back meanwhile.
-func (m *Memory) cutRate(r *Request, sentAt, now time.Time, u *store.Update) {
-	m.cutRateSpaced(r, sentAt, now, 0, u)
+func (m *Memory) cutRate(r *Request, sentAt, prevSent, now time.Time, u *store.Update) {
+	m.cutRateSpaced(r, sentAt, prevSent, now, 0, u)
 }
 
 // cutRateSpaced is cutRate, with cuts at least minGap apart: where no block
 // spaces the events (a bare 503 blocks nothing), the requests already
 // paced at the old rate must not cut it again and again.
-func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Duration, u *store.Update) {
+func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent, now time.Time, minGap time.Duration, u *store.Update) {
 	noBurst := false
 	refused := m.refuse(r.Endpoint, now)
 	def := m.aimdStart(r, now)
@@ -916,12 +928,23 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, now time.Time, minGap time.Du
 			def = 1 / BareBlockMax.Seconds()
 		}
 		noBurst = n <= 1 && r.Rate <= 0
+		if noBurst {
+			// A limiter with no burst refuses only the requests that
+			// come too early, one 429 each: a start above its rate costs
+			// a 429 and a cut, one below it the seconds slow start takes
+			// to climb. Start where a second's climb would have taken it.
+			def = aimdNoBurstStart
+		}
 	}
 	if def <= 0 {
 		return
 	}
 	key := m.aimdScope(r, now)
-	factor, first, ceiling, ok := m.cut(key, sentAt, now, minGap, acc)
+	var gap time.Duration
+	if !prevSent.IsZero() {
+		gap = sentAt.Sub(prevSent)
+	}
+	factor, first, ceiling, ok := m.cut(key, sentAt, gap, now, minGap, acc)
 	if !ok {
 		return
 	}
@@ -1079,6 +1102,14 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 				// first block, and a climbing rate.
 				add = min(float64(n)*aimdSlowStartNoBurst, max(2*acc, st.rate))
 			}
+		case st.noBurst && acc >= aimdRefuted*ceiling && ceiling == st.ceiling && now.Sub(st.lastCut) >= meterWindow:
+			// Accepted well past the ceiling, over a meter window since
+			// the cut: the ceiling was read low (a meter lagging a slow
+			// start's climb, or a cut whose factor left the pace above
+			// it). It is a hypothesis the server has refuted: close in on
+			// a new one above the accepted rate, as below a ceiling.
+			st.ceiling, st.refuted = max(acc, st.rate)*aimdRefutedNext, true
+			add = max(add, min(float64(n)*(st.ceiling-acc)/(5*acc), acc*aimdStepMax))
 		case acc >= aimdNearCeiling*ceiling:
 			// add stays the probe: past where the server refused.
 		default:

@@ -224,9 +224,11 @@ func TestAIMD(t *testing.T) {
 	if want := min(aimdFlush*aimdSlowStart, acc/2); len(raises) != 1 || math.Abs(raises[0].Add-want) > 1e-9 || raises[0].Factor != 0 {
 		t.Errorf("slow-start raises = %+v, want one adding %v", raises, want)
 	}
-	// Refused again after quiet successes, within aimdFastGap: still far
-	// too fast. This cut's accepted rate is the ceiling.
-	ru := rate(step(429, ms(780), ms(800)))
+	// Refused again after quiet successes, within aimdFastGap, sent at
+	// least as far from the request before it as the last refused one
+	// (at the cut's pace, not a turn booked before it): still far too
+	// fast. This cut's accepted rate is the ceiling.
+	ru := rate(step(429, ms(1100), ms(1120)))
 	if acc := m.accepted[r.Endpoint].sliding(); ru.Factor != aimdCutFast || math.Abs(ru.Ceiling-acc) > 1e-9 {
 		t.Errorf("cut after a recovery = %+v, want the fast cut %v, the ceiling at the accepted %v", ru, aimdCutFast, acc)
 	}
@@ -292,8 +294,8 @@ func TestAIMDFromTheFleetsMeter(t *testing.T) {
 		t.Errorf("fleet 100/s: block = %v, want two intervals at 80/s, %v", p.BareBlock, want)
 	}
 	// Refused before its own rate is known, after one accepted response:
-	// a meter of 1/s is its own (no cut yet: nothing to cut from but the
-	// one accepted, over the second the 429 blocks); one of 60/s is the
+	// a meter of 1/s is its own (no cut yet: with one accepted, a limiter
+	// with no burst, started at aimdNoBurstStart); one of 60/s is the
 	// fleet's, at half (its share, 1 of 2, is at the floor).
 	first := func(fleet float64) []store.RateUpdate {
 		var m Memory
@@ -306,8 +308,8 @@ func TestAIMDFromTheFleetsMeter(t *testing.T) {
 		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 429, Throttled: true}, Status: 429, SentAt: ms(10), Now: ms(20)}, &p)
 		return p.Update.Rates
 	}
-	if got := first(1); len(got) != 1 || got[0].Default != 1 {
-		t.Errorf("own meter before a rate: cut %+v, want one from the 1 accepted over a second", got)
+	if got := first(1); len(got) != 1 || got[0].Default != aimdNoBurstStart {
+		t.Errorf("own meter before a rate: cut %+v, want one from the no-burst start, %v/s (one accepted)", got, aimdNoBurstStart)
 	}
 	if got := first(60); len(got) != 1 || got[0].Default != 30 {
 		t.Errorf("fleet meter before a rate: cut %+v, want one from 30/s", got)
@@ -1229,18 +1231,25 @@ func TestAcceptedRateSlides(t *testing.T) {
 	}
 }
 
-// A first bare 429, nothing accepted yet and no default rate: the cut
-// starts from one request a second, so the block's held requests do not
-// go together when it ends.
-func TestFirstBare429WithNothingAcceptedPacesOneASecond(t *testing.T) {
+// A first bare 429, nothing accepted yet and no default rate (requests
+// sent together, all refused but at most one: a limiter with no burst):
+// the cut starts from aimdNoBurstStart, so the held requests do not go
+// together when the block ends, and the block is one interval at the rate
+// it set, not a second: such a limiter refused only the early ones.
+func TestFirstBare429WithNothingAcceptedStartsAtTheNoBurstRate(t *testing.T) {
 	var m Memory
 	r := request()
 	r.Rate, r.MaxRate = 0, 0
 	var p Plan
 	obs := &header.Observation{Status: 429, Throttled: true}
 	m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: 429, SentAt: t0, Now: t0}, &p)
-	if len(p.Update.Rates) != 1 || p.Update.Rates[0].Default != 1/BareBlockMax.Seconds() || p.Update.Rates[0].Factor != aimdCut {
-		t.Errorf("rates = %+v, want one cut by %v from %v/s", p.Update.Rates, aimdCut, 1/BareBlockMax.Seconds())
+	if len(p.Update.Rates) != 1 || p.Update.Rates[0].Default != aimdNoBurstStart || p.Update.Rates[0].Factor != aimdCut {
+		t.Errorf("rates = %+v, want one cut by %v from %v/s", p.Update.Rates, aimdCut, aimdNoBurstStart)
+	}
+	set := aimdNoBurstStart
+	set *= aimdCut
+	if want := time.Duration(float64(time.Second) / set); p.BareBlock != want {
+		t.Errorf("block = %v, want one interval at the rate set, %v", p.BareBlock, want)
 	}
 }
 
@@ -1587,7 +1596,7 @@ func TestPlanSlidingCount(t *testing.T) {
 // An endpoint paced by nothing whose first refusal comes with at most one
 // request accepted (requests that went together, a limiter with no burst:
 // nginx's limit_req with none refuses all but one whatever its rate)
-// slow-starts from one a second at aimdSlowStartNoBurst a success, up to
+// slow-starts from aimdNoBurstStart at aimdSlowStartNoBurst a success, up to
 // twice its accepted rate or the rate it was set to, whichever is more, a
 // raise (the meter lags a rate that climbs); one whose first refusal came after
 // several were accepted (a window or a bucket with a burst, whose count
@@ -1602,7 +1611,7 @@ func TestAIMDNoBurstStart(t *testing.T) {
 		accShare float64
 		set      float64 // the rate the cut set, which a raise may double (no burst)
 	}{
-		{"no burst", 1, 1, aimdSlowStartNoBurst, 2, aimdCut},
+		{"no burst", 1, aimdNoBurstStart, aimdSlowStartNoBurst, 2, aimdCut * aimdNoBurstStart},
 		{"a burst of five", 5, 5, aimdSlowStart, 0.5, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1671,4 +1680,98 @@ func endpointRate(p Plan) float64 {
 		}
 	}
 	return 0
+}
+
+// A turn booked before a cut goes at the old pace after it: its refusal,
+// sent no further from the request before it than the cut's refused one
+// was, is the same event and cuts nothing; a refusal at the cut's slower
+// pace is a new one (refused again soon after quiet successes: the fast
+// cut).
+func TestAIMDRefusalAtTheOldPaceIsTheSameEvent(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate = 10
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	step := func(status, sent int) Plan {
+		var p Plan
+		obs := &header.Observation{Status: status, Throttled: status == 429}
+		m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: ms(sent), Now: ms(sent + 20)}, &p)
+		return p
+	}
+	for i := range 31 {
+		step(200, 100*i)
+	}
+	if p := step(429, 3100); len(p.Update.Rates) != 1 || p.Update.Rates[0].Factor != aimdCut {
+		t.Fatalf("first refusal: %+v, want a cut by %v", p.Update.Rates, aimdCut)
+	}
+	step(200, 3200)
+	if p := step(429, 3300); len(p.Update.Rates) != 0 {
+		t.Errorf("a refusal 100ms after the last send, the refused pace, cut: %+v", p.Update.Rates)
+	}
+	step(200, 3350)
+	if p := step(429, 3360); len(p.Update.Rates) != 0 {
+		t.Errorf("a refusal 10ms after the last send, faster than the refused pace, cut: %+v", p.Update.Rates)
+	}
+	if p := step(429, 3471); len(p.Update.Rates) != 1 || p.Update.Rates[0].Factor != aimdCutFast {
+		t.Errorf("a refusal 111ms after the last send, the cut's pace: %+v, want the fast cut %v", p.Update.Rates, aimdCutFast)
+	}
+}
+
+// A ceiling is a reading, and a meter lagging a climb reads it low: where
+// the endpoint's limiter has no burst, requests accepted at well over the
+// ceiling, a meter window after the cut, refute it. The ceiling moves
+// above the rate accepted, and a refusal soon after is an ordinary cut,
+// not the fast one that says the pace is still far too fast. Without
+// that evidence the fast cut stands.
+func TestAIMDCeilingRefuted(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		every   int // ms between accepted requests after the cut
+		refuted bool
+	}{
+		{"accepted at four times the ceiling", 50, true},
+		{"accepted at the ceiling", 200, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Memory
+			r := request()
+			r.Rate, r.MaxRate = 0, 0
+			ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+			step := func(status, sent int) Plan {
+				var p Plan
+				obs := &header.Observation{Status: status, Throttled: status == 429}
+				m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: ms(sent), Now: ms(sent + 20), PacedBy: r.Endpoint}, &p)
+				return p
+			}
+			step(429, 0) // no burst: nothing accepted
+			for s := 300; s <= 2300; s += 200 {
+				step(200, s)
+			}
+			p := step(429, 2450)
+			st := m.aimd[r.Endpoint]
+			if len(p.Update.Rates) != 1 || !st.noBurst || st.ceiling <= 0 || st.ceiling > 6 {
+				t.Fatalf("second refusal: %+v, state %+v, want a cut with a ceiling near the 5/s accepted", p.Update.Rates, st)
+			}
+			low := st.ceiling
+			for s := 2500; s <= 5000; s += tc.every {
+				step(200, s)
+			}
+			if st.refuted != tc.refuted {
+				t.Fatalf("refuted = %v, want %v (ceiling %v -> %v, accepted %v/s)", st.refuted, tc.refuted, low, st.ceiling, m.accepted[r.Endpoint].acceptedRate())
+			}
+			if tc.refuted && st.ceiling < aimdRefuted*aimdRefutedNext*low {
+				t.Errorf("refuted ceiling %v, want at least %v times the old %v", st.ceiling, aimdRefuted*aimdRefutedNext, low)
+			}
+			if !tc.refuted && st.ceiling != low {
+				t.Errorf("ceiling %v, want the cut's %v", st.ceiling, low)
+			}
+			want := aimdCutFast
+			if tc.refuted {
+				want = aimdCut
+			}
+			if p := step(429, 5100); len(p.Update.Rates) != 1 || p.Update.Rates[0].Factor != want {
+				t.Errorf("refusal 2.6s after the cut: %+v, want factor %v", p.Update.Rates, want)
+			}
+		})
+	}
 }

@@ -139,6 +139,12 @@ type aimdState struct {
 	// ceiling is the accepted rate when the last cut came: where the
 	// server started refusing.
 	ceiling float64
+	// cutGap is the time between the request the last cut was for and
+	// the one its endpoint sent before it: the pace that was refused.
+	cutGap time.Duration
+	// refuted: accepted well past ceiling since the last cut, so a
+	// refusal soon after it is no sign the pace is far too fast.
+	refuted bool
 	// noBurst: the first refusal came with at most one request accepted,
 	// as from a limiter with no burst; rate is then the rate this Memory
 	// has set the scope to since, cut by cut and raise by raise.
@@ -557,7 +563,7 @@ func (m *Memory) Commit(endpoint string, p *Plan, now time.Time) {
 // requests sent before the last cut belong to the event that cut. ceiling
 // is where the cut places the scope's limit, for the store to keep for
 // every caller (store.RateUpdate.Ceiling), or zero.
-func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, acc float64) (factor float64, first bool, ceiling float64, ok bool) {
+func (m *Memory) cut(key string, sentAt time.Time, gap time.Duration, now time.Time, minGap time.Duration, acc float64) (factor float64, first bool, ceiling float64, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
@@ -565,11 +571,22 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, ac
 		reset(&m.aimd)
 		st = &aimdState{}
 		m.aimd[key] = st
-	} else if st.lastCut.After(sentAt) || now.Sub(st.lastCut) < minGap {
+	} else if !sentAt.After(st.lastCut) || now.Sub(st.lastCut) < minGap {
+		return 0, false, 0, false
+	} else if gap > 0 && st.cutGap > 0 && gap <= st.cutGap+st.cutGap/20 && sentAt.Sub(st.lastCut) < reserveAhead {
+		// Sent soon after the cut, no further from the request before
+		// it than the refused one was: not at the cut's pace (at least
+		// a tenth slower) but a turn booked at the old one, which a
+		// limiter with no burst refuses as it did the first. It is the
+		// same event, and says nothing of the new pace.
 		return 0, false, 0, false
 	}
+	st.cutGap = 0
+	if gap > 0 && gap < meterGap {
+		st.cutGap = gap
+	}
 	factor = aimdCut
-	if !st.lastCut.IsZero() && now.Sub(st.lastCut) < aimdFastGap && st.run == 0 {
+	if !st.lastCut.IsZero() && now.Sub(st.lastCut) < aimdFastGap && st.run == 0 && !st.refuted {
 		// Accepted again since the last cut, and refused again soon after:
 		// still far too fast.
 		factor = aimdCutFast
@@ -582,7 +599,7 @@ func (m *Memory) cut(key string, sentAt, now time.Time, minGap time.Duration, ac
 	if acc > 0 && !first && st.run == 0 {
 		st.ceiling, ceiling = acc, acc
 	}
-	st.lastCut, st.lastRaise, st.quiet = now, now, 0
+	st.lastCut, st.lastRaise, st.quiet, st.refuted = now, now, 0, false
 	st.run++
 	return factor, first, ceiling, true
 }
@@ -599,6 +616,12 @@ func (m *Memory) bareBlock(r *Request, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
+	if st != nil && st.noBurst && st.run == 1 && acc <= 0 && st.rate > 0 {
+		// The first refusal of a limiter with no burst: it refused the
+		// requests that came too early; the next is on time one
+		// interval at the rate it starts from.
+		return min(time.Duration(float64(time.Second)/st.rate), BareBlockMax)
+	}
 	if st == nil || acc <= 0 || st.lastCut.IsZero() || now.Sub(st.lastCut) > bareEvidence {
 		return 0
 	}
