@@ -716,6 +716,9 @@ func (m *Memory) openedWindow(key string, l *header.Limit, sentAt, now time.Time
 	switch {
 	case l.Remaining == l.Quota-1 && in > 0 && in <= steadyMaxWindow:
 		// The first answer of a window.
+		if d := l.Reset.Sub(o.reset); !o.reset.IsZero() && d > 0 && (o.step == 0 || d < o.step) {
+			o.step = d
+		}
 		o.reset, o.first = l.Reset, sentAt
 		switch {
 		case o.n == 0:
@@ -738,6 +741,14 @@ func (m *Memory) openedWindow(key string, l *header.Limit, sentAt, now time.Time
 	// least such reading approaches it from above); one on a grid of whole
 	// seconds, found open, a fraction short of it.
 	w := max(o.w.Round(time.Second), time.Second)
+	if o.step > 0 && o.step < w {
+		// Resets a window apart step by less than w: no grid of w, but
+		// windows each request opens when the last has ended
+		// (express-rate-limit's), each reset rounded up to less than a
+		// second past its end. The least reading is then w plus a
+		// fraction under a second, which rounds up as often as not.
+		w = max(o.w.Truncate(time.Second), time.Second)
+	}
 	return w, o.n >= 2 && w <= openedMaxWindow && o.span < w+w/10
 }
 

@@ -1331,6 +1331,23 @@ func TestPlanLearnsAWindowOpenedByItsFirstRequest(t *testing.T) {
 		t.Errorf("a window seen to last 1.25 s, its resets 2 s apart, paced at %v, want %v", got, want)
 	}
 
+	// Readings of 1.97 s and 1.78 s, which round to 2 s, from windows
+	// opened at 0.03 s and at 1.22 s, whose resets step by 1 s: no grid of
+	// 2 s, whose resets would step by 2 s or more, but windows of 1 s that
+	// requests open, each reset rounded up by most of a second (real
+	// express-rate-limit, 20 per 1 s, was paced at 10 per second so).
+	var floating Memory
+	plan(&floating, 10, 9, ms(2000), ms(30))
+	if got, want := endpointRate(plan(&floating, 10, 9, ms(3000), ms(1220))), DefaultTarget*10; math.Abs(got-want) > 1e-9 {
+		t.Errorf("readings of 1.97 s and 1.78 s, resets 1 s apart: paced at %v, want %v (10 per 1 s)", got, want)
+	}
+	// The same readings from resets 2 s apart: a window of 2 s.
+	var grid Memory
+	plan(&grid, 10, 9, ms(2000), ms(30))
+	if got, want := endpointRate(plan(&grid, 10, 9, ms(4000), ms(2220))), DefaultTarget*5; math.Abs(got-want) > 1e-9 {
+		t.Errorf("readings of 1.97 s and 1.78 s, resets 2 s apart: paced at %v, want %v (10 per 2 s)", got, want)
+	}
+
 	// Readings of 5.3 s and 5.2 s: a window of 5 s is left to spreading.
 	var long Memory
 	plan(&long, 30, 29, ms(6000), ms(700))

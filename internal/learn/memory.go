@@ -91,6 +91,9 @@ type openEst struct {
 	// and a later request of the same window.
 	reset, first time.Time
 	span         time.Duration
+	// step is the least time between the resets of two windows' first
+	// answers: windows on a grid of w step by w or more.
+	step time.Duration
 }
 
 // countMemo is the count of what is left of a scope last told to the store:
