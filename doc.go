@@ -64,6 +64,13 @@
 //     one opening with under a quarter of its quota back; a refusal takes one piece
 //     of evidence back, and a window after a spent one opening with most of
 //     its quota back settles it as fixed.
+//   - A count no header names (X-RateLimit-* with no scope) is each
+//     endpoint's own until two endpoints' answers in one window say values
+//     left that fill each other's gaps and never repeat each other's, as
+//     one counter both count down says them; two counters counted down
+//     together repeat each other's values and stay apart. The pair then
+//     shares one scope of the tenant, and parts when a window shows a value
+//     said by both.
 //
 // # The pipeline
 //

@@ -503,3 +503,31 @@ func TestPacesASlidingWindowCounter(t *testing.T) {
 		}
 	})
 }
+
+// One limiter for two routes, reported as X-RateLimit-* with no name (a
+// server's one limiter for all its routes), beside a route with a counter
+// of its own of the same quota and window: once the values the two routes'
+// answers say are left are seen to fill each other's gaps, window after
+// window, they share one scope, and a window one's answer says is spent
+// holds the other; the third route, whose values overlap theirs, keeps
+// its own.
+func TestSharesAnUnnamedCounterOnEvidence(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		routes := []string{"/x/1", "/y/1", "/z/1"}
+		truth := hammerEpoch(t, 20*time.Millisecond, 12, 20*time.Second, func(w, i int) string { return "https://api.test" + routes[w%3] },
+			sim.Limit{Name: "g", Kind: sim.FixedWindow, Per: sim.PerKey, Key: sim.SharedKey("shared", "/x/", "/y/"), Quota: 20, Window: time.Second, Dialect: sim.XRateLimit},
+			sim.Limit{Name: "z", Kind: sim.FixedWindow, Per: sim.PerKey, Key: sim.RouteKey("/z/"), Quota: 20, Window: time.Second, Dialect: sim.XRateLimit})
+		shared, _ := truth.Scope("g", "api.test shared")
+		own, _ := truth.Scope("z", "api.test /z/")
+		t.Logf("shared: %d accepted, %d refused; own: %d accepted, %d refused; sent while blocked %d", shared.Accepted, shared.Rejected, own.Accepted, own.Rejected, truth.SentWhileBlocked)
+		// 20 a second each, over the 20 or 21 windows the run touches.
+		if shared.Accepted < 360 || shared.Accepted > 420 || own.Accepted < 360 || own.Accepted > 420 {
+			t.Errorf("accepted %d on the shared counter and %d on the own one, want 360-420 each", shared.Accepted, own.Accepted)
+		}
+		// Until two windows have shown the routes share the counter, a
+		// route may send into a window the other's answer said was spent.
+		if truth.SentWhileBlocked > 2 || shared.Rejected+own.Rejected > 2 {
+			t.Errorf("%d sent while blocked, %d refused: want at most 2 each", truth.SentWhileBlocked, shared.Rejected+own.Rejected)
+		}
+	})
+}

@@ -10,7 +10,7 @@ import (
 
 // FuzzPlanCounts feeds the planner sequences of X-RateLimit answers, from
 // three endpoints of one tenant, with any quota, count, reset and status:
-// the sliding-count evidence (slidingCount)
+// the sliding and shared-counter evidence (slidingCount, sharedUnnamed)
 // never panics, and every block and rate it plans is finite and bounded.
 func FuzzPlanCounts(f *testing.F) {
 	f.Add([]byte{0, 10, 9, 1, 0, 1, 10, 8, 1, 0, 2, 10, 9, 1, 0, 0, 10, 0, 1, 0})

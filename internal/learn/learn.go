@@ -30,6 +30,9 @@
 //     spent one is tried one steady interval after its turn; windows of up
 //     to two seconds whose resets step a window apart are paced at their
 //     steady rate from their second window.
+//   - A count no header names is the endpoint's own until its values and
+//     another endpoint's, in one window, fill each other's gaps and never
+//     repeat each other's (sharedUnnamed): one counter, the tenant's.
 //   - Several policies on one scope all hold: the slowest rate wins.
 //   - What a short window's count says is left may be spent at once, less
 //     a reserve for the requests in flight against it, where its scope is
@@ -319,6 +322,9 @@ type Plan struct {
 	// joins are the limit scopes the endpoint joins, which Commit makes
 	// known once Update is in the store.
 	joins []SubScope
+	// leaves are the names of shared unnamed counts the endpoint no
+	// longer joins.
+	leaves []string
 }
 
 // CountRead is a count told to the store, and the caller's mark of when.
@@ -336,6 +342,7 @@ func (p *Plan) Reset() {
 	p.Advertised, p.Bare, p.Widened, p.BareBlock = false, false, "", 0
 	p.Read = p.Read[:0]
 	p.joins = p.joins[:0]
+	p.leaves = p.leaves[:0]
 }
 
 // Empty reports whether the plan changes nothing in the store.
@@ -398,7 +405,15 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 	first := len(u.Rates)
 	for i := range obs.Limits {
 		l := &obs.Limits[i]
-		key, sub := m.limitScope(r, l, in.SentAt, now)
+		key, sub := m.limitScope(r, l, in.Status, in.SentAt, now)
+		switch {
+		case sub.Key == "" && sub.Name != "":
+			p.leaves = append(p.leaves, sub.Name)
+		case sub.Key != "" && l.Name == "" && l.Scope == "":
+			// A shared unnamed counter: joined at once, so that a window
+			// one endpoint's answer says is spent holds the other too.
+			p.joins = append(p.joins, sub)
+		}
 		opened := false // a window whose first answers said it opened whole
 		if w, ok := m.inferWindow(key, l, now); ok && spendable(r, l) {
 			lw := *l
@@ -856,7 +871,7 @@ func mergeRate(u *store.Update, from int, ru store.RateUpdate) {
 //     tenant.
 //
 // An endpoint joins only the limit scopes it has reported itself.
-func (m *Memory) limitScope(r *Request, l *header.Limit, sentAt, now time.Time) (key string, sub SubScope) {
+func (m *Memory) limitScope(r *Request, l *header.Limit, status int, sentAt, now time.Time) (key string, sub SubScope) {
 	units := units(l)
 	switch l.Scope {
 	case header.ScopeGlobal, header.ScopeTenant, header.ScopeEndpoint, header.ScopeKey:
@@ -875,6 +890,23 @@ func (m *Memory) limitScope(r *Request, l *header.Limit, sentAt, now time.Time) 
 	}
 	name = l.Name
 	if name == "" {
+		// A count no name or scope places: the endpoint's own, unless the
+		// evidence shows it shares the counter with another endpoint
+		// (sharedUnnamed): then the tenant's, which they both join. A
+		// SubScope with a name and no key is one the endpoint leaves, if
+		// it had joined it.
+		if m.isSliding(r.ScopeKey(r.UnknownScope)) {
+			// A sliding count says values again as they slide back: the
+			// gaps its values leave say nothing of another endpoint.
+			return r.ScopeKey(r.UnknownScope), SubScope{}
+		}
+		if n := m.sharedUnnamed(r.Tenant, r.Endpoint, l, status, sentAt, now); n != "" {
+			key = scope.Limit(r.Tenant, n)
+			return key, SubScope{Key: key, Name: n}
+		}
+		if n := m.joinedUnnamed(r.Endpoint); n != "" {
+			return r.ScopeKey(r.UnknownScope), SubScope{Name: n}
+		}
 		return r.ScopeKey(r.UnknownScope), SubScope{}
 	}
 	key = scope.EndpointLimit(r.Endpoint, name)

@@ -1667,6 +1667,78 @@ func TestAIMDNoBurstStart(t *testing.T) {
 	}
 }
 
+// Counts no header names (X-RateLimit-* with no scope) are each endpoint's
+// own until the values two endpoints' answers said were left in one window
+// fill each other's gaps and never repeat each other's (one counter both
+// count down): then both join one scope of the tenant. Two endpoints whose
+// values repeat each other's (two counters, counted down together) stay
+// apart, and a shared pair whose next window repeats a value parts: each
+// leaves the scope with its next answer.
+func TestPlanSharedUnnamedCount(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	const name = "~x-ratelimit:10"
+	at := 0
+	answer := func(m *Memory, endpoint string, remaining float64, window int) {
+		t.Helper()
+		r := request()
+		r.Endpoint = "https://api.test GET " + endpoint
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: remaining, Reset: t0.Add(time.Duration(window) * time.Second), Dialect: header.XRateLimit, Unit: header.Requests}
+		at += 10
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: ms(at), Now: ms(at + 1)}, &p)
+	}
+	joins := func(m *Memory, endpoint string) bool {
+		for _, s := range m.SubScopes("https://api.test GET " + endpoint) {
+			if s.Name == name && s.Key == scope.Limit("https://api.test", name) {
+				return true
+			}
+		}
+		return false
+	}
+
+	var shared Memory
+	for i, v := range []float64{9, 8, 7, 6, 5, 4, 3, 2} {
+		answer(&shared, []string{"/x", "/y"}[i%2], v, 1)
+	}
+	answer(&shared, "/x", 9, 2) // the window has turned: judged
+	answer(&shared, "/y", 8, 2)
+	if !joins(&shared, "/x") || !joins(&shared, "/y") {
+		t.Fatalf("values 9 7 5 3 and 8 6 4 2 in one window: /x joins %v, /y joins %v, want both to join %q", joins(&shared, "/x"), joins(&shared, "/y"), name)
+	}
+	// Window 2: /y says 9, as /x did: two counters after all.
+	answer(&shared, "/y", 9, 2)
+	answer(&shared, "/x", 9, 3)
+	answer(&shared, "/y", 9, 3)
+	if joins(&shared, "/x") || joins(&shared, "/y") {
+		t.Errorf("a window in which both said 9: /x joins %v, /y joins %v, want neither", joins(&shared, "/x"), joins(&shared, "/y"))
+	}
+
+	// A count that slides (an answer to a later request said as much left)
+	// says values again as they slide back: its gaps say nothing.
+	var sliding Memory
+	answer(&sliding, "/x", 9, 1)
+	answer(&sliding, "/x", 9, 1)
+	for i, v := range []float64{9, 8, 7, 6, 5, 4, 3, 2} {
+		answer(&sliding, []string{"/x", "/y"}[i%2], v, 2)
+	}
+	answer(&sliding, "/x", 9, 3)
+	answer(&sliding, "/y", 8, 3)
+	if joins(&sliding, "/x") || joins(&sliding, "/y") {
+		t.Errorf("a sliding count's values and another's: /x joins %v, /y joins %v, want neither", joins(&sliding, "/x"), joins(&sliding, "/y"))
+	}
+
+	var apart Memory
+	for _, v := range []float64{9, 8, 7, 6} {
+		answer(&apart, "/x", v, 1)
+		answer(&apart, "/z", v, 1)
+	}
+	answer(&apart, "/x", 9, 2)
+	answer(&apart, "/z", 9, 2)
+	if joins(&apart, "/x") || joins(&apart, "/z") {
+		t.Errorf("values counted down together, alike: /x joins %v, /z joins %v, want neither", joins(&apart, "/x"), joins(&apart, "/z"))
+	}
+}
+
 // An exhausted limit of an endpoint's own (an IETF policy no other endpoint
 // is seen to share) blocks its endpoint too, for as long: a caller sharing
 // the store that has not yet learned the endpoint joins the limit (a

@@ -55,6 +55,9 @@ const (
 //     store what is left was sent, so that a response overtaken by a later
 //     one (sent earlier, reporting more left) tells nothing.
 //   - slides: per scope, the evidence that a count slides (slidingCount).
+//   - peers: per kind of count no header names, the values its endpoints'
+//     answers said were left in their last two windows, and which pairs of
+//     them share a counter (sharedUnnamed; about 2 MB at most).
 //
 // Each map holds at most MaxEntries entries. The zero Memory is empty and
 // ready to use; it is safe for concurrent use.
@@ -78,6 +81,7 @@ type Memory struct {
 	windows    map[string]time.Duration // inferred short windows (inferWindow)
 	opens      map[string]openEst       // windows of unknown scope, from when they opened (openedWindow)
 	resets     map[string]time.Duration // the longest reset seen of a spread window (nearWindow)
+	peers      map[peerKind]*peerState  // counts no header names, by kind (sharedUnnamed)
 	slides     map[string]*slideState   // counts that free units as time passes (slidingCount)
 }
 
@@ -547,6 +551,9 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 func (m *Memory) Commit(endpoint string, p *Plan, now time.Time) {
 	for _, s := range p.joins {
 		m.addSub(endpoint, s)
+	}
+	for _, name := range p.leaves {
+		m.dropSub(endpoint, name)
 	}
 	if len(p.Update.Rates) == 0 {
 		return // most responses: no lock taken

@@ -185,3 +185,11 @@ func (s *slideState) back(w time.Duration, l *header.Limit, turnAt, now time.Tim
 	}
 	return max(turn, 0) + per(s.n)
 }
+
+// isSliding reports whether a scope's count is taken to slide.
+func (m *Memory) isSliding(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.slides[key]
+	return s != nil && s.votes >= slideVotes
+}

@@ -1,0 +1,262 @@
+package learn
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/heedhttp/heed/header"
+)
+
+// Counts no header names (X-RateLimit-* with no scope, as a server with one
+// limiter for all its routes sends them) are each endpoint's own, unless
+// the evidence shows endpoints share one counter.
+//
+// The evidence is the values a window's answers say are left. A counter
+// one endpoint alone counts down says each value once, one per request, so
+// the values its answers said in a window run without a gap; a counter two
+// endpoints share says each of them to one endpoint or the other, so each
+// endpoint's values have gaps, which the other's fill, and the two never
+// say the same value. Two counters of one quota counted down together,
+// each alone, say the same values: their counts, compared answer by
+// answer, cross and run in lockstep as one counter's do, but their values
+// overlap. So, once a window has turned, an endpoint whose values had gaps
+// that another endpoint's, none the same, filled, pairs with it; two such
+// windows, in a row, make the pair one counter, and one window in which
+// they said a value alike parts them. A vote of all the endpoints that
+// report a kind of count together (as IETF names have, sharedName) let a
+// third route's own counter be voted into two others'
+// (TestFindingUnnamedSharedCounter).
+//
+// Memory: at most peerKinds kinds, each of at most peersMax endpoints, each
+// with two windows of a bit per value of a quota of at most peerQuota:
+// about 2 MB at most, 160 bytes an endpoint for a quota of 100.
+const (
+	peerWindows = 2    // windows that pair two endpoints
+	peersMax    = 8    // endpoints a kind of count remembers
+	peerKinds   = 256  // kinds of count remembered
+	peerQuota   = 4096 // the largest quota told so
+)
+
+// peerKind is a kind of count no header names: one tenant's, of one
+// dialect and quota.
+type peerKind struct {
+	tenant  string
+	dialect header.Dialect
+	quota   float64
+}
+
+// peerWindow is the values an endpoint's answers said were left in one
+// window.
+type peerWindow struct {
+	reset  time.Time
+	bits   []uint64
+	lo, hi int // the least and greatest values said; lo > hi when none
+	judged bool
+}
+
+func (w *peerWindow) start(reset time.Time, quota int) {
+	w.reset, w.lo, w.hi, w.judged = reset, quota, -1, false
+	n := quota/64 + 1
+	if cap(w.bits) < n {
+		w.bits = make([]uint64, n)
+	}
+	w.bits = w.bits[:n]
+	clear(w.bits)
+}
+
+func (w *peerWindow) add(v int) {
+	w.bits[v/64] |= 1 << (v % 64)
+	w.lo, w.hi = min(w.lo, v), max(w.hi, v)
+}
+
+func (w *peerWindow) has(v int) bool { return w.bits[v/64]&(1<<(v%64)) != 0 }
+
+// peer is one endpoint's windows of a kind of count.
+type peer struct {
+	endpoint string
+	at       time.Time          // its last answer
+	cur, old peerWindow         // this window and the one before
+	runs     map[string]pairRun // windows in a row paired with another endpoint
+	shared   map[string]bool    // pairs that are one counter
+}
+
+// pairRun is how many windows in a row two endpoints' values filled each
+// other's gaps, and the last of them (either endpoint may judge a window
+// first; it counts once).
+type pairRun struct {
+	n    int
+	last time.Time
+}
+
+// peerState is a kind of count's endpoints.
+type peerState struct {
+	name  string // the shared scope's name
+	peers []*peer
+}
+
+// sharedUnnamed records an endpoint's answer of a count no header names
+// and returns the name of the counter it shares with another endpoint, or
+// "" when none is known. Only counts whose reset is an instant (the same
+// in every answer of a window) within steadyMaxWindow are so told.
+func (m *Memory) sharedUnnamed(tenant, endpoint string, l *header.Limit, status int, sentAt, now time.Time) string {
+	if !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota < 2 || l.Quota > peerQuota ||
+		!AbsoluteReset(l.Dialect) || l.Has(header.ResetIsDelay) || FullReset(l.Dialect) ||
+		l.Reset.Sub(sentAt) > steadyMaxWindow || l.Reset.Before(sentAt.Add(-steadyMaxWindow)) {
+		return ""
+	}
+	quota := int(l.Quota)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k := peerKind{tenant, l.Dialect, l.Quota}
+	st := m.peers[k]
+	if st == nil {
+		if m.peers == nil || len(m.peers) >= peerKinds {
+			m.peers = make(map[peerKind]*peerState)
+		}
+		st = &peerState{name: "~" + string(l.Dialect) + ":" + strconv.Itoa(quota)}
+		m.peers[k] = st
+	}
+	var p *peer
+	for _, q := range st.peers {
+		if q.endpoint == endpoint {
+			p = q
+		}
+	}
+	if p == nil {
+		if len(st.peers) >= peersMax {
+			// Forget the endpoint heard from longest ago.
+			old := slices.MinFunc(st.peers, func(a, b *peer) int { return a.at.Compare(b.at) })
+			st.peers = slices.DeleteFunc(st.peers, func(q *peer) bool { return q == old })
+			for _, q := range st.peers {
+				delete(q.runs, old.endpoint)
+				delete(q.shared, old.endpoint)
+			}
+		}
+		p = &peer{endpoint: endpoint, runs: map[string]pairRun{}, shared: map[string]bool{}}
+		p.cur.start(l.Reset, quota)
+		p.old.start(time.Time{}, quota)
+		st.peers = append(st.peers, p)
+	}
+	p.at = now
+	switch {
+	case l.Reset.Equal(p.cur.reset):
+	case l.Reset.After(p.cur.reset):
+		p.old, p.cur = p.cur, p.old
+		p.cur.start(l.Reset, quota)
+		st.judge(p)
+	case l.Reset.Equal(p.old.reset):
+	default:
+		return st.sharedOf(p) // an answer of a window long gone
+	}
+	if v := int(l.Remaining); status < 400 && v > 0 && v < quota && float64(v) == l.Remaining {
+		if l.Reset.Equal(p.cur.reset) {
+			p.cur.add(v)
+		} else {
+			p.old.add(v)
+		}
+	}
+	return st.sharedOf(p)
+}
+
+// judge weighs the window p has just left against the same window of the
+// other endpoints.
+func (st *peerState) judge(p *peer) {
+	w := &p.old
+	if w.judged || w.lo > w.hi {
+		return
+	}
+	w.judged = true
+	gaps := 0
+	for v := w.lo; v <= w.hi; v++ {
+		if !w.has(v) {
+			gaps++
+		}
+	}
+	for _, q := range st.peers {
+		if q == p {
+			continue
+		}
+		o := &q.old
+		if !o.reset.Equal(w.reset) {
+			o = &q.cur
+		}
+		if !o.reset.Equal(w.reset) || o.lo > o.hi {
+			continue
+		}
+		same, filled, mine, neither := 0, 0, 0, 0
+		for v := max(w.lo, o.lo); v <= min(w.hi, o.hi); v++ {
+			switch {
+			case !o.has(v) && w.has(v):
+				mine++
+			case !o.has(v):
+				neither++
+			case w.has(v):
+				same++
+			default:
+				filled++
+			}
+		}
+		// Where both said values, each said every value the other did
+		// not: one counter, in a single window.
+		whole := same == 0 && neither == 0 && mine >= 2 && filled >= 2
+		switch {
+		case same > 0:
+			// A value both said: two counters.
+			delete(p.runs, q.endpoint)
+			delete(q.runs, p.endpoint)
+			delete(p.shared, q.endpoint)
+			delete(q.shared, p.endpoint)
+		case gaps > 0 && 2*filled >= gaps:
+			run := p.runs[q.endpoint]
+			if run.last.Equal(w.reset) {
+				continue // judged from the other side
+			}
+			run.n, run.last = run.n+1, w.reset
+			if whole {
+				run.n = max(run.n, peerWindows)
+			}
+			p.runs[q.endpoint], q.runs[p.endpoint] = run, run
+			if run.n >= peerWindows {
+				p.shared[q.endpoint], q.shared[p.endpoint] = true, true
+			}
+		}
+	}
+}
+
+// sharedOf returns the shared counter's name if p shares it with another
+// endpoint, else "".
+func (st *peerState) sharedOf(p *peer) string {
+	for _, ok := range p.shared {
+		if ok {
+			return st.name
+		}
+	}
+	return ""
+}
+
+// dropSub records that an endpoint no longer joins the limit scope of a
+// name, if it did.
+func (m *Memory) dropSub(endpoint, name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	subs := m.subs[endpoint]
+	i := slices.IndexFunc(subs, func(s SubScope) bool { return s.Name == name })
+	if i < 0 {
+		return
+	}
+	m.subs[endpoint] = slices.Delete(slices.Clone(subs), i, i+1)
+}
+
+// joinedUnnamed returns the name of a shared unnamed count an endpoint
+// joins, or "".
+func (m *Memory) joinedUnnamed(endpoint string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.subs[endpoint] {
+		if len(s.Name) > 0 && s.Name[0] == '~' {
+			return s.Name
+		}
+	}
+	return ""
+}
