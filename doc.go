@@ -46,7 +46,9 @@
 //     twice, one to ten seconds apart; the hypothesis is dropped when one
 //     of them draws far more than
 //     its share of the 429s, or when together they are accepted at under
-//     0.8 of what one was alone.
+//     0.8 of what one was alone. A ceiling AIMD read at a cut is a
+//     hypothesis too: where the limiter has no burst, requests accepted at
+//     1.05 times it, a meter window later, refute it.
 //   - Endpoint templates: ids of three or more digits, issue keys, UUIDs and
 //     long hex ids are {id}; one- and two-digit segments once a position
 //     shows three distinct values; API versions stay literal; a profile may
@@ -54,7 +56,9 @@
 //   - A long window (an hourly quota) is spread over the rest of it only
 //     once half is spent; a short window no header states is learned from
 //     its resets (and, for resets in whole epoch seconds, from its windows'
-//     first answers) before it is paced.
+//     first answers, as the reading rounded, or, where the windows' resets
+//     step by less than that, as the whole seconds below it: windows each
+//     request opens, whose resets are rounded up) before it is paced.
 //   - A count says what is left until its reset, for a fixed window. One
 //     with a reset in whole epoch seconds is taken for a sliding window
 //     counter (go-chi/httprate's, Cloudflare's), whose 0 left is the limit
