@@ -123,6 +123,10 @@ func (w *tpWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if *tpTrace && w.client == "heed" {
+		fmt.Printf("%s sent %s answered %s %d remaining=%q reset=%q retry-after=%q\n", req.URL.Path, now.Format("05.000"), time.Now().Format("05.000"),
+			resp.StatusCode, resp.Header.Get("X-RateLimit-Remaining"), resp.Header.Get("X-RateLimit-Reset"), resp.Header.Get("Retry-After"))
+	}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		c.limited++
@@ -157,6 +161,11 @@ func tpClients() map[string]func(http.RoundTripper) http.RoundTripper {
 // tpOnly keeps, when set, only the routes whose paths contain it: to look
 // at one route alone, with no other route's 429s on its host.
 var tpOnly = flag.String("tp.route", "", "third-party tests: run only the routes whose paths contain this")
+
+// tpTrace prints, when set, each of heed's requests as it is answered: when
+// it was sent and answered (seconds of the minute), its status and the
+// headers a legacy counter and a Retry-After give.
+var tpTrace = flag.Bool("tp.trace", false, "third-party tests: print each of heed's requests and its answer")
 
 // tpFilter applies -tp.route to routes.
 func tpFilter(routes []tpRoute) []tpRoute {
