@@ -36,7 +36,6 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	ctx := r.ctx
 	st := t.store()
 	t.holdUnits(r)
-	failFast := t.FailFast || optionsFrom(ctx).failFast
 	now := r.start
 	if r.waited {
 		now = time.Now()
@@ -67,13 +66,16 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		}
 	}()
 	// Those already waiting for a turn on one of r's scopes go first.
-	if key, ok := t.fifo.queued(r.adm.Scopes); ok && !r.adm.Background {
-		if leave, err = t.queue(ctx, key, deadlineOf(), byContext); err != nil {
-			return err
+	// (A Transport with no queue, most of the time, checks no scope.)
+	if t.fifo.n.Load() != 0 && !r.adm.Background {
+		if key, ok := t.fifo.queued(r.adm.Scopes); ok {
+			if leave, err = t.queue(ctx, key, deadlineOf(), byContext); err != nil {
+				return err
+			}
+			r.waited = true // start is no longer now
 		}
-		r.waited = true // start is no longer now
 	}
-	_, renews := st.(store.Renewer)
+	renews := t.renews
 	if renews {
 		r.adm.LeaseTTL = renewTTL
 	}
@@ -126,7 +128,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		}
 		wait := d.Wait
 		switch {
-		case d.Reason == store.Blocked && failFast:
+		case d.Reason == store.Blocked && (t.FailFast || optionsFrom(ctx).failFast):
 			return &LimitedError{Scope: d.Scope, RetryAfter: d.Wait, Reason: "blocked"}
 		case d.Reason == store.Blocked:
 			// A reservation made before the block is forfeit: after it,

@@ -183,18 +183,19 @@ type Transport struct {
 
 	initOnce sync.Once
 	mem      *memstore.Store
+	renews   bool // the store renews leases (a store.Renewer)
 	learner  learn.Memory
 	budget   budget
 	waiting  [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
 	inFlight atomic.Int64 // requests admitted or sent and not yet answered
 	// flights counts, per scope key, the requests admitted or holding a
-	// pacing turn whose responses are not yet learned, and fresh the same
-	// per tenant for requests of endpoints that have reported no limit:
-	// the reserve kept when a server's count is spent at once (a count of
-	// one limit does not lose the requests in flight to another).
+	// pacing turn whose responses are not yet learned, and on a tenant's
+	// key (flight.fresh) the same for requests of endpoints that have
+	// reported no limit: the reserve kept when a server's count is spent
+	// at once (a count of one limit does not lose the requests in flight
+	// to another).
 	flightMu    sync.Mutex
 	flights     counts
-	fresh       counts
 	turns       turnBlocks
 	inFlightFor func(key, tenant string) (int, uint32) // inFlightOf, bound once
 	learned     func(owner any)                        // dropInFlight of a *request, bound once
@@ -224,6 +225,7 @@ func (t *Transport) init() {
 		if t.Store == nil {
 			t.mem = memstore.New()
 		}
+		_, t.renews = t.store().(store.Renewer)
 		t.released = make(chan struct{})
 		t.ids = t.paths.IDs
 		t.rnd = t.float64n
@@ -475,14 +477,17 @@ func (t *Transport) countInFlight(r *request) {
 	t.flightMu.Lock()
 	r.nFlying = 0
 	for i := range r.adm.Scopes {
-		if countsFlight(r, i) && r.nFlying < len(r.flying)-1 {
-			r.flying[r.nFlying] = t.flights.add(r.adm.Scopes[i].Key)
+		if countsFlight(r, i) && r.nFlying < len(r.flying) {
+			f := t.flights.add(r.adm.Scopes[i].Key)
+			r.flying[r.nFlying] = f
 			r.nFlying++
+			if i == iTenant && r.fresh {
+				// Counted on the tenant's own count, which holds while
+				// this request is in flight: no lookup of its own.
+				f.fresh++
+				r.freshOf = f
+			}
 		}
-	}
-	if r.fresh {
-		r.flying[r.nFlying] = t.fresh.add(r.keys.Tenant)
-		r.nFlying++
 	}
 	t.flightMu.Unlock()
 }
@@ -505,13 +510,16 @@ func (t *Transport) dropInFlight(r *request) {
 	r.inFlight = false
 	t.inFlight.Add(-1)
 	t.flightMu.Lock()
+	if r.freshOf != nil {
+		r.freshOf.fresh--
+		r.freshOf = nil
+	}
 	for i := range r.nFlying {
 		r.flying[i].n-- // a count in flight is never swept: the pointer holds
 		r.flying[i] = nil
 	}
 	r.nFlying = 0
 	t.flights.sweep()
-	t.fresh.sweep()
 	t.flightMu.Unlock()
 }
 
@@ -563,8 +571,11 @@ func (c *counts) find(key string) *flight {
 // flight is one key's count of requests in flight, and of those ever
 // counted (wrapping), while the key is kept.
 type flight struct {
-	n     int32
-	ever  uint32
+	n    int32
+	ever uint32
+	// fresh, on a tenant's key, counts those of its requests in flight
+	// (among n) whose endpoints have reported no limit.
+	fresh int32
 	swept bool // deleted from its counts: a hint to it is stale
 }
 
@@ -640,7 +651,11 @@ func (t *Transport) inFlightOf(key, tenant string) (int, uint32) {
 	t.flightMu.Lock()
 	defer t.flightMu.Unlock()
 	f := t.flights.of(key)
-	return int(f.n + t.fresh.in(tenant)), f.ever
+	n := f.n
+	if tf := t.flights.find(tenant); tf != nil {
+		n += tf.fresh
+	}
+	return int(n), f.ever
 }
 
 // holdUnits counts r's cost in tokens or points as pending, once, from
