@@ -72,6 +72,7 @@ type Memory struct {
 	meterHints [meterHintSlots]meterHint
 	wide       map[string]*wideState
 	anyWide    atomic.Bool // wide has held an entry: Widened may find one
+	anySubs    atomic.Bool // subs has held an entry: SubScopes may find one
 	told       map[string]toldRate
 	phases     map[string]*phase
 	counts     map[string]countMemo
@@ -222,6 +223,9 @@ func reset[K comparable, V any](m *map[K]V) {
 // SubScopes returns the limit scopes an endpoint has reported. The slice
 // must not be changed.
 func (m *Memory) SubScopes(endpoint string) []SubScope {
+	if !m.anySubs.Load() {
+		return nil // no endpoint has reported a limit: no lock to take
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.subs[endpoint]
@@ -251,6 +255,7 @@ func (m *Memory) addSub(endpoint string, s SubScope) {
 		subs = subs[1:] // keep the newest
 	}
 	m.subs[endpoint] = append(slices.Clip(subs), s)
+	m.anySubs.Store(true)
 }
 
 // sharedName records a report of a tenant's limit called name by an
