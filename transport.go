@@ -475,20 +475,30 @@ func (t *Transport) countInFlight(r *request) {
 	t.inFlight.Add(1)
 	t.admitted.Add(1)
 	t.flightMu.Lock()
-	r.nFlying = 0
+	n := 0
 	for i := range r.adm.Scopes {
-		if countsFlight(r, i) && r.nFlying < len(r.flying) {
-			f := t.flights.add(r.adm.Scopes[i].Key)
-			r.flying[r.nFlying] = f
-			r.nFlying++
-			if i == iTenant && r.fresh {
-				// Counted on the tenant's own count, which holds while
-				// this request is in flight: no lookup of its own.
-				f.fresh++
-				r.freshOf = f
-			}
+		if !countsFlight(r, i) || n == len(r.flying) {
+			continue
+		}
+		// add, written out: found by its hint, a count costs no call.
+		key := r.adm.Scopes[i].Key
+		f := t.flights.find(key)
+		if f == nil {
+			f = t.flights.add(key)
+		} else {
+			f.n++
+			f.ever++
+		}
+		r.flying[n] = f
+		n++
+		if i == iTenant && r.fresh {
+			// Counted on the tenant's own count, which holds while this
+			// request is in flight: no lookup of its own.
+			f.fresh++
+			r.freshOf = f
 		}
 	}
+	r.nFlying = n
 	t.flightMu.Unlock()
 }
 
