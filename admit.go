@@ -248,10 +248,14 @@ func (t *Transport) tooLong(d store.Decision, wait time.Duration, byContext bool
 // wakes the callers waiting for a concurrency slot. It is safe to call on
 // every path, more than once.
 func (t *Transport) release(r *request) {
-	lease := r.lease
-	if lease == 0 {
-		return
+	if r.lease != 0 { // inlined: a request with no lease costs no call
+		t.releaseLease(r)
 	}
+}
+
+// releaseLease is release for a request that holds a lease.
+func (t *Transport) releaseLease(r *request) {
+	lease := r.lease
 	r.lease = 0
 	if r.renewal != nil {
 		r.renewal.stop()

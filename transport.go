@@ -184,10 +184,12 @@ type Transport struct {
 	initOnce sync.Once
 	mem      *memstore.Store
 	renews   bool // the store renews leases (a store.Renewer)
-	learner  learn.Memory
-	budget   budget
-	waiting  [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
-	inFlight atomic.Int64 // requests admitted or sent and not yet answered
+	// overloads: the profile names statuses that mean overloaded.
+	overloads bool
+	learner   learn.Memory
+	budget    budget
+	waiting   [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
+	inFlight  atomic.Int64 // requests admitted or sent and not yet answered
 	// flights counts, per scope key, the requests admitted or holding a
 	// pacing turn whose responses are not yet learned, and on a tenant's
 	// key (flight.fresh) the same for requests of endpoints that have
@@ -226,6 +228,7 @@ func (t *Transport) init() {
 			t.mem = memstore.New()
 		}
 		_, t.renews = t.store().(store.Renewer)
+		t.overloads = t.Profile != nil && len(t.Profile.Overloaded) > 0
 		t.released = make(chan struct{})
 		t.ids = t.paths.IDs
 		t.rnd = t.float64n
@@ -468,9 +471,15 @@ func (t *Transport) Waiting() []Waiting {
 // a server's count of what is left may not hold it yet, and a response
 // learned before it may predate it.
 func (t *Transport) countInFlight(r *request) {
-	if r.inFlight {
-		return
+	// Inlined, the check costs a request counted already (at its send,
+	// after its admission) no call.
+	if !r.inFlight {
+		t.count(r)
 	}
+}
+
+// count is countInFlight for a request not counted yet.
+func (t *Transport) count(r *request) {
 	r.inFlight = true
 	t.inFlight.Add(1)
 	t.admitted.Add(1)
@@ -514,9 +523,13 @@ func (t *Transport) uncount(r *request) {
 
 // dropInFlight ends what countInFlight began.
 func (t *Transport) dropInFlight(r *request) {
-	if !r.inFlight {
-		return
+	if r.inFlight { // inlined: a request dropped already costs no call
+		t.drop(r)
 	}
+}
+
+// drop is dropInFlight for a request counted in flight.
+func (t *Transport) drop(r *request) {
 	r.inFlight = false
 	t.inFlight.Add(-1)
 	t.flightMu.Lock()
