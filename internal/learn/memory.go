@@ -224,8 +224,12 @@ func reset[K comparable, V any](m *map[K]V) {
 // must not be changed.
 func (m *Memory) SubScopes(endpoint string) []SubScope {
 	if !m.anySubs.Load() {
-		return nil // no endpoint has reported a limit: no lock to take
+		return nil // inlined: while no endpoint has reported a limit, no call and no lock
 	}
+	return m.subScopes(endpoint)
+}
+
+func (m *Memory) subScopes(endpoint string) []SubScope {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.subs[endpoint]
@@ -541,6 +545,12 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 // update is in the store: the limit scopes its endpoint joins, and the
 // rates it set, which later plans leave out as repeats.
 func (m *Memory) Commit(endpoint string, p *Plan, now time.Time) {
+	if len(p.joins) > 0 || len(p.Update.Rates) > 0 { // inlined: most responses make no call
+		m.commit(endpoint, p, now)
+	}
+}
+
+func (m *Memory) commit(endpoint string, p *Plan, now time.Time) {
 	for _, s := range p.joins {
 		m.addSub(endpoint, s)
 	}
