@@ -385,7 +385,11 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	now := s.instant(t)
 
 	var states [12]*scopeState // a request's scopes fit (heed's scope.MaxPerRequest is 10)
-	sts := states[:0]
+	sts := states[:]
+	if len(a.Scopes) > len(states) {
+		sts = make([]*scopeState, len(a.Scopes))
+	}
+	sts = sts[:len(a.Scopes)]
 	// What the scopes ask, so that the passes for what none asks are
 	// skipped: most scopes of most requests ask nothing, and are neither
 	// blocked nor spaced.
@@ -401,7 +405,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			s.front(st)
 			st.fronted = now
 		}
-		sts = append(sts, st)
+		sts[i] = st
 		// An instant is positive: a scope never blocked nor spaced (zero)
 		// is passed by one comparison each.
 		if st.blockedUntil > now || st.notBefore > now {
