@@ -261,16 +261,26 @@ func (t *Transport) releaseLease(r *request) {
 		r.renewal.stop()
 		r.renewal = nil
 	}
-	// A release must happen even when the request's context has ended.
-	if err := t.store().Release(context.WithoutCancel(r.ctx), &r.adm, lease); err != nil && t.Logger != nil {
+	// A release must happen even when the request's context has ended
+	// (one that never ends needs no wrapper, nor its allocation).
+	ctx := r.ctx
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if err := t.store().Release(ctx, &r.adm, lease); err != nil && t.Logger != nil {
 		t.Logger.Warn("heed: release", slog.Any("err", err))
 	}
-	t.relMu.Lock()
-	if t.waiters > 0 {
-		close(t.released)
-		t.released = make(chan struct{})
+	// Most releases have no waiter to wake: they take no lock. One that
+	// reads none before a waiter counts itself came first, as it would
+	// had it taken the lock first.
+	if t.waiters.Load() > 0 {
+		t.relMu.Lock()
+		if t.waiters.Load() > 0 {
+			close(t.released)
+			t.released = make(chan struct{})
+		}
+		t.relMu.Unlock()
 	}
-	t.relMu.Unlock()
 }
 
 // renewal renews one request's lease while it runs.

@@ -219,7 +219,7 @@ type Transport struct {
 
 	relMu    sync.Mutex
 	released chan struct{} // closed and replaced at a release that has waiters
-	waiters  int           // callers waiting on released
+	waiters  atomic.Int32  // callers waiting on released; changed under relMu
 }
 
 func (t *Transport) init() {
@@ -404,11 +404,11 @@ func (t *Transport) sleep(ctx context.Context, d time.Duration, onRelease bool) 
 	if onRelease {
 		t.relMu.Lock()
 		rel = t.released
-		t.waiters++
+		t.waiters.Add(1)
 		t.relMu.Unlock()
 		defer func() {
 			t.relMu.Lock()
-			t.waiters--
+			t.waiters.Add(-1)
 			t.relMu.Unlock()
 		}()
 	}
