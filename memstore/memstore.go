@@ -538,7 +538,11 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		expiry = now.Add(a.LeaseTTL)
 	}
 	for i, st := range sts {
-		if w := a.Scopes[i].Window; w > 0 && a.Scopes[i].Limit > 0 {
+		sc := &a.Scopes[i]
+		if sc.Limit <= 0 && sc.Gap <= 0 {
+			continue // most scopes: no slot, no gap, no place in a log
+		}
+		if w := sc.Window; w > 0 && sc.Limit > 0 {
 			// A place in the log, sorted by when it frees; a scope named
 			// twice takes one place.
 			if slices.ContainsFunc(a.Scopes[:i], func(o store.ScopeAdmit) bool { return o.Key == a.Scopes[i].Key && o.Window > 0 }) {
@@ -552,18 +556,16 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			st.window = slices.Insert(st.window, j, at)
 			continue
 		}
-		if a.Scopes[i].Limit > 0 || a.Scopes[i].Gap > 0 {
-			if lease == 0 {
-				s.nextLease++
-				lease = s.nextLease
-			}
-			if n := len(st.leases); n > 0 && st.leases[n-1].id == lease {
-				continue // a scope named twice: one slot
-			}
-			st.leases = append(st.leases, heldLease{id: lease, exp: expiry})
-			if !expiry.IsZero() {
-				st.expiring++
-			}
+		if lease == 0 {
+			s.nextLease++
+			lease = s.nextLease
+		}
+		if n := len(st.leases); n > 0 && st.leases[n-1].id == lease {
+			continue // a scope named twice: one slot
+		}
+		st.leases = append(st.leases, heldLease{id: lease, exp: expiry})
+		if !expiry.IsZero() {
+			st.expiring++
 		}
 	}
 	d := store.Decision{Reason: store.Admitted, Lease: lease}
