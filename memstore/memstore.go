@@ -377,8 +377,11 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		return store.Decision{}, err
 	}
 	t := a.Now
-	if t.IsZero() || s.Now != nil {
-		t = s.now()
+	switch { // s.now, written out: no call in front of the clock's
+	case s.Now != nil:
+		t = s.Now()
+	case t.IsZero():
+		t = time.Now()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
