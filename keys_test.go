@@ -36,12 +36,20 @@ func TestEndpointKeysCacheStaysRight(t *testing.T) {
 	if k, _ := tr.endpointKey(req, "some-credential"); tr.keys.len() != n || k == "" {
 		t.Errorf("a credential's tenant's key %q was cached (%d entries, %d before)", k, tr.keys.len(), n)
 	}
+	// Twice as many paths as slots: each new key takes its slot's place,
+	// the slots (at most maxCachedKeys) fill, and the newest key is the
+	// one its path finds.
+	var last *http.Request
 	for i := range 2 * maxCachedKeys {
-		req, _ := http.NewRequest("GET", "https://api.test/p"+string(rune('a'+i%26))+"/"+string(rune('a'+i/26%26))+"/"+string(rune('a'+i/676)), nil)
-		tr.endpointKey(req, "")
+		last, _ = http.NewRequest("GET", "https://api.test/p"+string(rune('a'+i%26))+"/"+string(rune('a'+i/26%26))+"/"+string(rune('a'+i/676)), nil)
+		tr.endpointKey(last, "")
 	}
-	if tr.keys.len() > maxCachedKeys {
-		t.Errorf("%d keys cached, want at most %d", tr.keys.len(), maxCachedKeys)
+	if n := tr.keys.len(); n < maxCachedKeys/2 {
+		t.Errorf("%d keys cached after %d paths, want at least %d", n, 2*maxCachedKeys, maxCachedKeys/2)
+	}
+	want, _ := tr.endpointKey(last, "")
+	if got, _, ok := tr.keys.get(last, tr.paths.Version()); !ok || got != want {
+		t.Errorf("the newest path's cached key = %q, %v; want %q, true", got, ok, want)
 	}
 }
 
