@@ -36,7 +36,6 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	ctx := r.ctx
 	st := t.store()
 	t.holdUnits(r)
-	failFast := t.FailFast || optionsFrom(ctx).failFast
 	now := r.start
 	if r.waited {
 		now = time.Now()
@@ -67,13 +66,16 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		}
 	}()
 	// Those already waiting for a turn on one of r's scopes go first.
-	if key, ok := t.fifo.queued(r.adm.Scopes); ok && !r.adm.Background {
-		if leave, err = t.queue(ctx, key, deadlineOf(), byContext); err != nil {
-			return err
+	// (A Transport with no queue, most of the time, checks no scope.)
+	if t.fifo.n.Load() != 0 && !r.adm.Background {
+		if key, ok := t.fifo.queued(r.adm.Scopes); ok {
+			if leave, err = t.queue(ctx, key, deadlineOf(), byContext); err != nil {
+				return err
+			}
+			r.waited = true // start is no longer now
 		}
-		r.waited = true // start is no longer now
 	}
-	_, renews := st.(store.Renewer)
+	renews := t.renews
 	if renews {
 		r.adm.LeaseTTL = renewTTL
 	}
@@ -126,7 +128,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		}
 		wait := d.Wait
 		switch {
-		case d.Reason == store.Blocked && failFast:
+		case d.Reason == store.Blocked && (t.FailFast || optionsFrom(ctx).failFast):
 			return &LimitedError{Scope: d.Scope, RetryAfter: d.Wait, Reason: "blocked"}
 		case d.Reason == store.Blocked:
 			// A reservation made before the block is forfeit: after it,
@@ -246,25 +248,39 @@ func (t *Transport) tooLong(d store.Decision, wait time.Duration, byContext bool
 // wakes the callers waiting for a concurrency slot. It is safe to call on
 // every path, more than once.
 func (t *Transport) release(r *request) {
-	lease := r.lease
-	if lease == 0 {
-		return
+	if r.lease != 0 { // inlined: a request with no lease costs no call
+		t.releaseLease(r)
 	}
+}
+
+// releaseLease is release for a request that holds a lease.
+func (t *Transport) releaseLease(r *request) {
+	lease := r.lease
 	r.lease = 0
 	if r.renewal != nil {
 		r.renewal.stop()
 		r.renewal = nil
 	}
-	// A release must happen even when the request's context has ended.
-	if err := t.store().Release(context.WithoutCancel(r.ctx), &r.adm, lease); err != nil && t.Logger != nil {
+	// A release must happen even when the request's context has ended
+	// (one that never ends needs no wrapper, nor its allocation).
+	ctx := r.ctx
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if err := t.store().Release(ctx, &r.adm, lease); err != nil && t.Logger != nil {
 		t.Logger.Warn("heed: release", slog.Any("err", err))
 	}
-	t.relMu.Lock()
-	if t.waiters > 0 {
-		close(t.released)
-		t.released = make(chan struct{})
+	// Most releases have no waiter to wake: they take no lock. One that
+	// reads none before a waiter counts itself came first, as it would
+	// had it taken the lock first.
+	if t.waiters.Load() > 0 {
+		t.relMu.Lock()
+		if t.waiters.Load() > 0 {
+			close(t.released)
+			t.released = make(chan struct{})
+		}
+		t.relMu.Unlock()
 	}
-	t.relMu.Unlock()
 }
 
 // renewal renews one request's lease while it runs.

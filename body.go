@@ -20,6 +20,14 @@ const (
 // profile says carries limits (Profile.Bodies), where some providers put
 // their limits, and leaves resp.Body reading from the start.
 func peekBody(resp *http.Response, bodies func(*http.Response) bool) []byte {
+	if bodies == nil && resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusForbidden {
+		return nil // inlined: most responses cost no call
+	}
+	return peek(resp, bodies)
+}
+
+// peek is peekBody for a response whose body may be read.
+func peek(resp *http.Response, bodies func(*http.Response) bool) []byte {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusForbidden:
 	default:

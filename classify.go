@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heedhttp/heed/header"
@@ -29,10 +30,13 @@ type request struct {
 	keys   learn.Request
 	// flying are the counts countInFlight added to, which dropInFlight
 	// takes back without looking their keys up again.
-	flying [scope.MaxPerRequest + 1]*flight
+	flying [scope.MaxPerRequest]*flight
 
 	// Recycled with the request, so that learning from a typical response
-	// allocates nothing.
+	// allocates nothing. obs and plan are reset where a response is
+	// learned into them (ParseInto, Prepare), before anything reads them,
+	// not also when the request is recycled (about 30 instructions a
+	// request): their slices keep what they held until then either way.
 	obs    header.Observation
 	plan   learn.Plan
 	parser header.Parser
@@ -53,6 +57,7 @@ type requestState struct {
 	inFlight             bool    // counted in Transport.inFlight and flights
 	nFlying              int     // the entries of flying in use
 	fresh                bool    // no limit scope among its scopes
+	freshOf              *flight // its tenant's count, whose fresh countInFlight added to
 	admittedAt           uint64  // Transport.admitted when its response was learned
 	idemKey              string  // an Idempotency-Key heed adds, or ""
 
@@ -300,8 +305,6 @@ func (t *Transport) EndpointScope(req *http.Request) string {
 
 // free recycles r, keeping only its buffers' storage.
 func (r *request) free() {
-	r.obs.Reset()
-	r.plan.Reset()
 	r.requestState = requestState{}
 	requests.Put(r)
 }
@@ -356,15 +359,17 @@ func isIdempotent(req *http.Request) bool {
 // a token, which is never kept), with the request's method, scheme and
 // host, and the version of the learned id positions the key was written
 // at. The hash's seed is the process's own, so no one can choose paths
-// that collide. At most maxCachedKeys are held; a full cache is emptied.
+// that collide. It holds at most maxCachedKeys, one per slot of the
+// hash's low bits, a new key taking its slot's place: a lookup is one
+// atomic load, with no lock and no map to hash into again.
 type keyCache struct {
-	mu   sync.RWMutex
-	m    map[uint64]*cachedKey
-	seed maphash.Seed
-	once sync.Once
+	slots *[maxCachedKeys]atomic.Pointer[cachedKey] // made with the seed
+	seed  maphash.Seed
+	once  sync.Once
 }
 
 type cachedKey struct {
+	hash                 uint64 // of the path
 	method, scheme, host string
 	version              uint64
 	key                  string
@@ -374,28 +379,23 @@ type cachedKey struct {
 const maxCachedKeys = 4096
 
 func (c *keyCache) hash(path string) uint64 {
-	c.once.Do(func() { c.seed = maphash.MakeSeed() })
+	c.once.Do(func() {
+		c.seed = maphash.MakeSeed()
+		c.slots = new([maxCachedKeys]atomic.Pointer[cachedKey])
+	})
 	return maphash.String(c.seed, path)
 }
 
 func (c *keyCache) get(req *http.Request, version uint64) (string, int, bool) {
 	h := c.hash(req.URL.Path)
-	c.mu.RLock()
-	e := c.m[h]
-	c.mu.RUnlock()
-	if e == nil || e.version != version || e.method != req.Method || e.scheme != req.URL.Scheme || e.host != req.URL.Host {
+	e := c.slots[h%maxCachedKeys].Load()
+	if e == nil || e.hash != h || e.version != version || e.method != req.Method || e.scheme != req.URL.Scheme || e.host != req.URL.Host {
 		return "", 0, false
 	}
 	return e.key, e.nt, true
 }
 
 func (c *keyCache) put(req *http.Request, version uint64, key string, nt int) {
-	e := &cachedKey{method: req.Method, scheme: req.URL.Scheme, host: req.URL.Host, version: version, key: key, nt: nt}
 	h := c.hash(req.URL.Path)
-	c.mu.Lock()
-	if c.m == nil || len(c.m) >= maxCachedKeys {
-		c.m = make(map[uint64]*cachedKey)
-	}
-	c.m[h] = e
-	c.mu.Unlock()
+	c.slots[h%maxCachedKeys].Store(&cachedKey{hash: h, method: req.Method, scheme: req.URL.Scheme, host: req.URL.Host, version: version, key: key, nt: nt})
 }

@@ -39,8 +39,16 @@ type retryPolicy struct {
 
 // decide decides what to do with the response to attempt of r.
 func (t *Transport) decide(r *request, resp *http.Response, attempt int) decision {
+	if r.obs.Throttled || resp.StatusCode >= 500 || t.overloads {
+		return t.decideResponse(r, resp, attempt)
+	}
+	return decision{} // inlined, the common case costs no call: nothing to decide
+}
+
+// decideResponse is decide for a response that may need a decision.
+func (t *Transport) decideResponse(r *request, resp *http.Response, attempt int) decision {
 	if !r.obs.Throttled && resp.StatusCode < 500 && !t.Profile.IsOverloaded(resp.StatusCode) {
-		return decision{} // the common case: nothing to decide
+		return decision{}
 	}
 	p := t.policy()
 	in := t.decideInput(r, resp, attempt)

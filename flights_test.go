@@ -1,6 +1,7 @@
 package heed
 
 import (
+	"net/http"
 	"strconv"
 	"testing"
 )
@@ -84,4 +85,37 @@ func TestCountsHintsFollowSweeps(t *testing.T) {
 	if c.find(other) != g {
 		t.Fatal("the same key in another string found another count")
 	}
+}
+
+// A request of an endpoint that has reported no limit counts, while it is
+// in flight, against every scope of its tenant (inFlightOf's second
+// count, held on the tenant's own count); one of an endpoint with a limit
+// scope of its own does not.
+func TestFreshRequestsCountForTheirTenant(t *testing.T) {
+	tr := &Transport{Concurrency: -1}
+	tr.init()
+	req, _ := http.NewRequest("GET", "https://api.test/v1/things", nil)
+	r := tr.classify(req)
+	defer r.free()
+	tenant, limit := r.keys.Tenant, "limit https://api.test shared"
+	if !r.fresh {
+		t.Fatal("a first request's endpoint has reported a limit")
+	}
+	tr.countInFlight(r)
+	if n, _ := tr.inFlightOf(limit, tenant); n != 1 {
+		t.Errorf("in flight against another scope of the tenant = %d, want 1", n)
+	}
+	if n, _ := tr.inFlightOf(r.keys.Endpoint, tenant); n != 2 {
+		t.Errorf("in flight against its endpoint = %d, want 2 (counted, and fresh)", n)
+	}
+	tr.dropInFlight(r)
+	if n, _ := tr.inFlightOf(limit, tenant); n != 0 {
+		t.Errorf("after its drop = %d, want 0", n)
+	}
+	r.fresh = false // as for an endpoint with a limit scope of its own
+	tr.countInFlight(r)
+	if n, _ := tr.inFlightOf(limit, tenant); n != 0 {
+		t.Errorf("a request whose endpoint has a limit scope = %d against another scope, want 0", n)
+	}
+	tr.dropInFlight(r)
 }

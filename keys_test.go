@@ -31,16 +31,35 @@ func TestEndpointKeysCacheStaysRight(t *testing.T) {
 	if got, want := key("GET", "https://other.test/items/1"), "https://other.test GET /items/{id}"; got != want {
 		t.Errorf("another host: %q, want %q", got, want)
 	}
-	n := len(tr.keys.m)
+	n := tr.keys.len()
 	req, _ := http.NewRequest("GET", "https://api.test/tenant/path", nil)
-	if k, _ := tr.endpointKey(req, "some-credential"); len(tr.keys.m) != n || k == "" {
-		t.Errorf("a credential's tenant's key %q was cached (%d entries, %d before)", k, len(tr.keys.m), n)
+	if k, _ := tr.endpointKey(req, "some-credential"); tr.keys.len() != n || k == "" {
+		t.Errorf("a credential's tenant's key %q was cached (%d entries, %d before)", k, tr.keys.len(), n)
 	}
+	// Twice as many paths as slots: each new key takes its slot's place,
+	// the slots (at most maxCachedKeys) fill, and the newest key is the
+	// one its path finds.
+	var last *http.Request
 	for i := range 2 * maxCachedKeys {
-		req, _ := http.NewRequest("GET", "https://api.test/p"+string(rune('a'+i%26))+"/"+string(rune('a'+i/26%26))+"/"+string(rune('a'+i/676)), nil)
-		tr.endpointKey(req, "")
+		last, _ = http.NewRequest("GET", "https://api.test/p"+string(rune('a'+i%26))+"/"+string(rune('a'+i/26%26))+"/"+string(rune('a'+i/676)), nil)
+		tr.endpointKey(last, "")
 	}
-	if len(tr.keys.m) > maxCachedKeys {
-		t.Errorf("%d keys cached, want at most %d", len(tr.keys.m), maxCachedKeys)
+	if n := tr.keys.len(); n < maxCachedKeys/2 {
+		t.Errorf("%d keys cached after %d paths, want at least %d", n, 2*maxCachedKeys, maxCachedKeys/2)
 	}
+	want, _ := tr.endpointKey(last, "")
+	if got, _, ok := tr.keys.get(last, tr.paths.Version()); !ok || got != want {
+		t.Errorf("the newest path's cached key = %q, %v; want %q, true", got, ok, want)
+	}
+}
+
+// len returns how many keys c holds.
+func (c *keyCache) len() int {
+	n := 0
+	for i := range c.slots {
+		if c.slots[i].Load() != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -69,8 +69,13 @@ func (t *Transport) send(req *http.Request, r *request, attempt int) (*http.Resp
 // half full.
 func (t *Transport) breakerFor(tenant string) *breaker.Breaker {
 	if t.Breaker == nil {
-		return nil
+		return nil // inlined: a Transport with no breaker makes no call
 	}
+	return t.breakerOf(tenant)
+}
+
+// breakerOf is breakerFor for a Transport with breakers.
+func (t *Transport) breakerOf(tenant string) *breaker.Breaker {
 	t.brMu.Lock()
 	defer t.brMu.Unlock()
 	if b := t.breakers[tenant]; b != nil {

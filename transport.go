@@ -183,18 +183,21 @@ type Transport struct {
 
 	initOnce sync.Once
 	mem      *memstore.Store
-	learner  learn.Memory
-	budget   budget
-	waiting  [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
-	inFlight atomic.Int64 // requests admitted or sent and not yet answered
+	renews   bool // the store renews leases (a store.Renewer)
+	// overloads: the profile names statuses that mean overloaded.
+	overloads bool
+	learner   learn.Memory
+	budget    budget
+	waiting   [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
+	inFlight  atomic.Int64 // requests admitted or sent and not yet answered
 	// flights counts, per scope key, the requests admitted or holding a
-	// pacing turn whose responses are not yet learned, and fresh the same
-	// per tenant for requests of endpoints that have reported no limit:
-	// the reserve kept when a server's count is spent at once (a count of
-	// one limit does not lose the requests in flight to another).
+	// pacing turn whose responses are not yet learned, and on a tenant's
+	// key (flight.fresh) the same for requests of endpoints that have
+	// reported no limit: the reserve kept when a server's count is spent
+	// at once (a count of one limit does not lose the requests in flight
+	// to another).
 	flightMu    sync.Mutex
 	flights     counts
-	fresh       counts
 	turns       turnBlocks
 	inFlightFor func(key, tenant string) (int, uint32) // inFlightOf, bound once
 	learned     func(owner any)                        // dropInFlight of a *request, bound once
@@ -216,7 +219,7 @@ type Transport struct {
 
 	relMu    sync.Mutex
 	released chan struct{} // closed and replaced at a release that has waiters
-	waiters  int           // callers waiting on released
+	waiters  atomic.Int32  // callers waiting on released; changed under relMu
 }
 
 func (t *Transport) init() {
@@ -224,6 +227,8 @@ func (t *Transport) init() {
 		if t.Store == nil {
 			t.mem = memstore.New()
 		}
+		_, t.renews = t.store().(store.Renewer)
+		t.overloads = t.Profile != nil && len(t.Profile.Overloaded) > 0
 		t.released = make(chan struct{})
 		t.ids = t.paths.IDs
 		t.rnd = t.float64n
@@ -399,11 +404,11 @@ func (t *Transport) sleep(ctx context.Context, d time.Duration, onRelease bool) 
 	if onRelease {
 		t.relMu.Lock()
 		rel = t.released
-		t.waiters++
+		t.waiters.Add(1)
 		t.relMu.Unlock()
 		defer func() {
 			t.relMu.Lock()
-			t.waiters--
+			t.waiters.Add(-1)
 			t.relMu.Unlock()
 		}()
 	}
@@ -466,24 +471,43 @@ func (t *Transport) Waiting() []Waiting {
 // a server's count of what is left may not hold it yet, and a response
 // learned before it may predate it.
 func (t *Transport) countInFlight(r *request) {
-	if r.inFlight {
-		return
+	// Inlined, the check costs a request counted already (at its send,
+	// after its admission) no call.
+	if !r.inFlight {
+		t.count(r)
 	}
+}
+
+// count is countInFlight for a request not counted yet.
+func (t *Transport) count(r *request) {
 	r.inFlight = true
 	t.inFlight.Add(1)
 	t.admitted.Add(1)
 	t.flightMu.Lock()
-	r.nFlying = 0
+	n := 0
 	for i := range r.adm.Scopes {
-		if countsFlight(r, i) && r.nFlying < len(r.flying)-1 {
-			r.flying[r.nFlying] = t.flights.add(r.adm.Scopes[i].Key)
-			r.nFlying++
+		if !countsFlight(r, i) || n == len(r.flying) {
+			continue
+		}
+		// add, written out: found by its hint, a count costs no call.
+		key := r.adm.Scopes[i].Key
+		f := t.flights.find(key)
+		if f == nil {
+			f = t.flights.add(key)
+		} else {
+			f.n++
+			f.ever++
+		}
+		r.flying[n] = f
+		n++
+		if i == iTenant && r.fresh {
+			// Counted on the tenant's own count, which holds while this
+			// request is in flight: no lookup of its own.
+			f.fresh++
+			r.freshOf = f
 		}
 	}
-	if r.fresh {
-		r.flying[r.nFlying] = t.fresh.add(r.keys.Tenant)
-		r.nFlying++
-	}
+	r.nFlying = n
 	t.flightMu.Unlock()
 }
 
@@ -499,19 +523,26 @@ func (t *Transport) uncount(r *request) {
 
 // dropInFlight ends what countInFlight began.
 func (t *Transport) dropInFlight(r *request) {
-	if !r.inFlight {
-		return
+	if r.inFlight { // inlined: a request dropped already costs no call
+		t.drop(r)
 	}
+}
+
+// drop is dropInFlight for a request counted in flight.
+func (t *Transport) drop(r *request) {
 	r.inFlight = false
 	t.inFlight.Add(-1)
 	t.flightMu.Lock()
+	if r.freshOf != nil {
+		r.freshOf.fresh--
+		r.freshOf = nil
+	}
 	for i := range r.nFlying {
 		r.flying[i].n-- // a count in flight is never swept: the pointer holds
 		r.flying[i] = nil
 	}
 	r.nFlying = 0
 	t.flights.sweep()
-	t.fresh.sweep()
 	t.flightMu.Unlock()
 }
 
@@ -563,8 +594,11 @@ func (c *counts) find(key string) *flight {
 // flight is one key's count of requests in flight, and of those ever
 // counted (wrapping), while the key is kept.
 type flight struct {
-	n     int32
-	ever  uint32
+	n    int32
+	ever uint32
+	// fresh, on a tenant's key, counts those of its requests in flight
+	// (among n) whose endpoints have reported no limit.
+	fresh int32
 	swept bool // deleted from its counts: a hint to it is stale
 }
 
@@ -640,7 +674,11 @@ func (t *Transport) inFlightOf(key, tenant string) (int, uint32) {
 	t.flightMu.Lock()
 	defer t.flightMu.Unlock()
 	f := t.flights.of(key)
-	return int(f.n + t.fresh.in(tenant)), f.ever
+	n := f.n
+	if tf := t.flights.find(tenant); tf != nil {
+		n += tf.fresh
+	}
+	return int(n), f.ever
 }
 
 // holdUnits counts r's cost in tokens or points as pending, once, from

@@ -74,6 +74,21 @@ func (p *parser) run(o *Observation, status int, h http.Header, body []byte, now
 	o.Status = status
 	p.parse = parse{o: o, h: h, now: now}
 	p.scan()
+	// Most responses speak no dialect (and none more than a few): the
+	// dialects' checks run only for one that does.
+	if p.fams != 0 || p.nunified > 0 {
+		p.dialects()
+	}
+	p.body(body)
+	if len(p.o.Limits) > 0 {
+		p.providerWindows()
+		p.dedupe()
+	}
+	p.finish()
+}
+
+// dialects reads the limits of the dialects scan found.
+func (p *parser) dialects() {
 	if p.has(famIETF) {
 		first := len(p.o.Limits)
 		p.ietfStructured(keyRateLimitPolicy, keyRateLimit, "RateLimit-Policy", "RateLimit", false)
@@ -130,10 +145,6 @@ func (p *parser) run(o *Observation, status int, h http.Header, body []byte, now
 	if p.has(famFastly) {
 		p.fastly()
 	}
-	p.body(body)
-	p.providerWindows()
-	p.dedupe()
-	p.finish()
 }
 
 // Header families, found by one pass over the header's keys so that a
@@ -249,6 +260,9 @@ func (p *parser) has(f uint32) bool { return p.fams&f != 0 }
 
 // scan sets p.fams from the header's keys.
 func (p *parser) scan() {
+	if len(p.h) == 0 {
+		return // an empty map's iterator costs more than the check
+	}
 	for k := range p.h {
 		if len(k) < 8 {
 			continue
@@ -471,7 +485,7 @@ func sameReset(a, b *Limit) bool {
 // nothing left on a 200) is reported as a hint.
 func (p *parser) finish() {
 	o := p.o
-	if o.Reason == "" {
+	if o.Reason == "" && p.has(famIETF) { // RateLimit-Reason is one of the IETF family's keys
 		if v, ok := p.get(keyRateLimitReason); ok {
 			o.Reason = v
 		}
@@ -483,11 +497,13 @@ func (p *parser) finish() {
 		p.retryAfterMs(&w, keyRetryAfterMs, "retry-after-ms")
 		p.retryAfterMs(&w, keyMsRetryAfterMs, "x-ms-retry-after-ms")
 	}
-	if vs := p.h[keyRetryAfter]; len(vs) > 0 {
-		if d, ok := ParseRetryAfter(vs[0], p.now); ok {
-			w.set(d, "Retry-After")
-		} else {
-			p.warnf("Retry-After: %s is neither a delay nor a date; ignored", quote(vs[0]))
+	if p.has(famRetryAfter) { // scan saw the key: no lookup for most responses
+		if vs := p.h[keyRetryAfter]; len(vs) > 0 {
+			if d, ok := ParseRetryAfter(vs[0], p.now); ok {
+				w.set(d, "Retry-After")
+			} else {
+				p.warnf("Retry-After: %s is neither a delay nor a date; ignored", quote(vs[0]))
+			}
 		}
 	}
 	if p.has(famXRate) {
@@ -509,7 +525,7 @@ func (p *parser) finish() {
 	if p.hasCostWait {
 		w.set(p.costWait, "body:extensions.cost")
 	}
-	if !w.ok {
+	if !w.ok && len(o.Limits) > 0 {
 		// The latest reset among exhausted limits: all of them must
 		// recover before a request can pass.
 		p.waitForReset(&w, func(l *Limit) bool { return l.Exhausted() })

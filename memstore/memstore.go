@@ -249,15 +249,21 @@ func (s *Store) Len() int {
 func (s *Store) state(key string, now instant) *scopeState {
 	st := s.lookup(key)
 	if st == nil {
-		if s.scopes == nil {
-			s.scopes = make(map[string]*scopeState)
-			s.lru.next, s.lru.prev = &s.lru, &s.lru
-		}
-		s.trim(now)
-		st = &scopeState{key: key, used: now, fronted: now}
-		s.scopes[key] = st
-		s.front(st)
+		st = s.insert(key, now)
 	}
+	return st
+}
+
+// insert adds a new scope for key, trimming the oldest; s.mu is held.
+func (s *Store) insert(key string, now instant) *scopeState {
+	if s.scopes == nil {
+		s.scopes = make(map[string]*scopeState)
+		s.lru.next, s.lru.prev = &s.lru, &s.lru
+	}
+	s.trim(now)
+	st := &scopeState{key: key, used: now, fronted: now}
+	s.scopes[key] = st
+	s.front(st)
 	return st
 }
 
@@ -357,17 +363,12 @@ func (st *scopeState) expireLeases(now instant) {
 }
 
 // pace returns the scope's pace: its learned rate while one holds, else the
-// admission's default. For a background admission a, the burst is cut by
-// its reserve.
-func (st *scopeState) pace(sc *store.ScopeAdmit, now instant, a *store.Admission) limiter.Pace {
-	p := limiter.Pace{Rate: sc.Rate, Burst: sc.Burst}
+// admission's default.
+func (st *scopeState) pace(sc *store.ScopeAdmit, now instant) limiter.Pace {
 	if st.rate > 0 && st.rateUntil.After(now) {
-		p = limiter.Pace{Rate: st.rate, Burst: st.burst}
+		return limiter.Pace{Rate: st.rate, Burst: st.burst}
 	}
-	if a != nil && a.Background && a.Reserve > 0 {
-		p = p.Yielding(a.Reserve)
-	}
-	return p
+	return limiter.Pace{Rate: sc.Rate, Burst: sc.Burst}
 }
 
 // Admit implements [store.Store].
@@ -376,27 +377,43 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		return store.Decision{}, err
 	}
 	t := a.Now
-	if t.IsZero() || s.Now != nil {
-		t = s.now()
+	switch { // s.now, written out: no call in front of the clock's
+	case s.Now != nil:
+		t = s.Now()
+	case t.IsZero():
+		t = time.Now()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.instant(t)
 
 	var states [12]*scopeState // a request's scopes fit (heed's scope.MaxPerRequest is 10)
-	sts := states[:0]
-	// What the scopes ask beyond blocks, so that the passes for what none
-	// asks are skipped: most scopes of most requests ask nothing.
+	sts := states[:]
+	if len(a.Scopes) > len(states) {
+		sts = make([]*scopeState, len(a.Scopes))
+	}
+	sts = sts[:len(a.Scopes)]
+	// What the scopes ask, so that the passes for what none asks are
+	// skipped: most scopes of most requests ask nothing, and are neither
+	// blocked nor spaced.
 	var asks uint8
 	for i := range a.Scopes {
 		sc := &a.Scopes[i]
-		st := s.state(sc.Key, now)
+		st := s.lookup(sc.Key)
+		if st == nil {
+			st = s.insert(sc.Key, now)
+		}
 		st.used = now
 		if now.Sub(st.fronted) >= refront {
 			s.front(st)
 			st.fronted = now
 		}
-		sts = append(sts, st)
+		sts[i] = st
+		// An instant is positive: a scope never blocked nor spaced (zero)
+		// is passed by one comparison each.
+		if st.blockedUntil > now || st.notBefore > now {
+			asks |= askWait
+		}
 		if sc.Limit > 0 {
 			if sc.Window > 0 {
 				asks |= askWindow | askLease
@@ -414,10 +431,15 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			asks |= askPace
 		}
 	}
+	if asks == 0 {
+		return store.Decision{Reason: store.Admitted}, nil
+	}
 
 	// Blocks first: nothing is reserved for a request that cannot go.
-	if d, ok := blockedOrSpaced(a, sts, now); ok {
-		return d, nil
+	if asks&askWait != 0 {
+		if d, ok := blockedOrSpaced(a, sts, now); ok {
+			return d, nil
+		}
 	}
 	for i, st := range sts {
 		if asks&askLimit == 0 {
@@ -462,7 +484,11 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		var paces [12]limiter.Pace                // each scope's pace, as booked
 		yielding := a.Background && a.Reserve > 0 // checked at a pace other than the one booked
 		for i, st := range sts {
-			p := st.pace(&a.Scopes[i], now, nil)
+			sc := &a.Scopes[i]
+			if sc.Rate <= 0 && st.rate <= 0 {
+				continue // unpaced: its pace stays zero
+			}
+			p := st.pace(sc, now)
 			paces[i] = p
 			if p.Rate <= 0 {
 				continue
@@ -515,7 +541,11 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		expiry = now.Add(a.LeaseTTL)
 	}
 	for i, st := range sts {
-		if w := a.Scopes[i].Window; w > 0 && a.Scopes[i].Limit > 0 {
+		sc := &a.Scopes[i]
+		if sc.Limit <= 0 && sc.Gap <= 0 {
+			continue // most scopes: no slot, no gap, no place in a log
+		}
+		if w := sc.Window; w > 0 && sc.Limit > 0 {
 			// A place in the log, sorted by when it frees; a scope named
 			// twice takes one place.
 			if slices.ContainsFunc(a.Scopes[:i], func(o store.ScopeAdmit) bool { return o.Key == a.Scopes[i].Key && o.Window > 0 }) {
@@ -529,18 +559,16 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			st.window = slices.Insert(st.window, j, at)
 			continue
 		}
-		if a.Scopes[i].Limit > 0 || a.Scopes[i].Gap > 0 {
-			if lease == 0 {
-				s.nextLease++
-				lease = s.nextLease
-			}
-			if n := len(st.leases); n > 0 && st.leases[n-1].id == lease {
-				continue // a scope named twice: one slot
-			}
-			st.leases = append(st.leases, heldLease{id: lease, exp: expiry})
-			if !expiry.IsZero() {
-				st.expiring++
-			}
+		if lease == 0 {
+			s.nextLease++
+			lease = s.nextLease
+		}
+		if n := len(st.leases); n > 0 && st.leases[n-1].id == lease {
+			continue // a scope named twice: one slot
+		}
+		st.leases = append(st.leases, heldLease{id: lease, exp: expiry})
+		if !expiry.IsZero() {
+			st.expiring++
 		}
 	}
 	d := store.Decision{Reason: store.Admitted, Lease: lease}
@@ -566,6 +594,7 @@ const (
 	askPace                     // a rate, default or learned
 	askLease                    // a lease: a cap, a gap or a log's place
 	askMeter                    // a meter
+	askWait                     // a block or a gap that runs past now
 )
 
 // blockedOrSpaced returns a decision to wait for the latest block of the

@@ -75,6 +75,7 @@ type Memory struct {
 	meterHints [meterHintSlots]meterHint
 	wide       map[string]*wideState
 	anyWide    atomic.Bool // wide has held an entry: Widened may find one
+	anySubs    atomic.Bool // subs has held an entry: SubScopes may find one
 	told       map[string]toldRate
 	phases     map[string]*phase
 	counts     map[string]countMemo
@@ -235,6 +236,13 @@ func reset[K comparable, V any](m *map[K]V) {
 // SubScopes returns the limit scopes an endpoint has reported. The slice
 // must not be changed.
 func (m *Memory) SubScopes(endpoint string) []SubScope {
+	if !m.anySubs.Load() {
+		return nil // inlined: while no endpoint has reported a limit, no call and no lock
+	}
+	return m.subScopes(endpoint)
+}
+
+func (m *Memory) subScopes(endpoint string) []SubScope {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.subs[endpoint]
@@ -264,6 +272,7 @@ func (m *Memory) addSub(endpoint string, s SubScope) {
 		subs = subs[1:] // keep the newest
 	}
 	m.subs[endpoint] = append(slices.Clip(subs), s)
+	m.anySubs.Store(true)
 }
 
 // sharedName records a report of a tenant's limit called name by an
@@ -549,6 +558,12 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 // update is in the store: the limit scopes its endpoint joins, and the
 // rates it set, which later plans leave out as repeats.
 func (m *Memory) Commit(endpoint string, p *Plan, now time.Time) {
+	if len(p.joins) > 0 || len(p.Update.Rates) > 0 { // inlined: most responses make no call
+		m.commit(endpoint, p, now)
+	}
+}
+
+func (m *Memory) commit(endpoint string, p *Plan, now time.Time) {
 	for _, s := range p.joins {
 		m.addSub(endpoint, s)
 	}
