@@ -257,6 +257,7 @@ func TestRunProxyRedisBatch(t *testing.T) {
 		return n
 	}
 	before := scripts()
+	start := time.Now()
 	for i := range 50 {
 		resp, err := http.Get(addr + "/v1/things")
 		if err != nil || resp.StatusCode != 200 {
@@ -265,10 +266,12 @@ func TestRunProxyRedisBatch(t *testing.T) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
-	// Six grants and one share of the cap; a renewal of the share, every
-	// second, may come on a slow machine.
-	if n := scripts() - before; n < 7 || n > 8 {
-		t.Errorf("%d script calls for 50 requests in lease mode; want 7 (8 with a renewal)", n)
+	// Six grants and one share of the cap, and a renewal of the share for
+	// each second begun while the requests ran (a slow or busy machine,
+	// the race detector: one in CI took two).
+	renewals := int(time.Since(start)/time.Second) + 1
+	if n := scripts() - before; n < 7 || n > 7+renewals {
+		t.Errorf("%d script calls for 50 requests in lease mode; want 7, and at most %d renewals", n, renewals)
 	}
 }
 
