@@ -18,6 +18,9 @@ const (
 	// after the rate rises. Requests further from their turn wait in a
 	// first-come, first-served queue (see fifo).
 	reserveHorizon = time.Second
+	// blockReask: a request blocked for longer than twice this asks again
+	// halfway through the block, a few times however long it is.
+	blockReask = 100 * time.Millisecond
 	// renewTTL is the lease TTL a Transport asks of a store that renews
 	// leases (a store.Renewer); it renews every renewEvery while the
 	// request runs, so a slot outlives no dead process by long and no
@@ -140,6 +143,12 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			// unused, a turn lost in every window.
 			if !paced || !t.turns.explains(d.Scope, time.Now().Add(wait)) {
 				paced = false
+			}
+			if wait > 2*blockReask && !paced {
+				// Ask again halfway: a block may be the bound of a
+				// window's turn that a nearer bound, read by another
+				// caller since, has shortened (store.Block.Bound).
+				wait /= 2
 			}
 			wait += t.jitter(min(wait/10, 250*time.Millisecond))
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/heedhttp/heed/heedtest"
 	"github.com/heedhttp/heed/memstore"
 	"github.com/heedhttp/heed/profile"
+	"github.com/heedhttp/heed/store"
 )
 
 // A 429 with RateLimit-Reason: jira-burst-based doesn't delay requests to
@@ -238,6 +239,45 @@ func TestUnretriedRequestStillBlocks(t *testing.T) {
 				do(t, tr, tc.method, jira+"/rest/api/3/search", `{"jql":"y"}`)
 				if d := time.Since(start); d != 5*time.Second {
 					t.Errorf("next caller sent after %v, want at the end of the 5s block", d)
+				}
+			})
+		})
+	}
+}
+
+// A request blocked on a bound of a window's turn (a reset rounded up to
+// whole seconds) asks again halfway through its wait: a nearer bound that
+// another caller of the store read meanwhile lets it go at once, where a
+// shorter wait the server mandated changes nothing.
+func TestBlockedWaiterSeesANearerBound(t *testing.T) {
+	const key = "https://acme.atlassian.net GET /rest/api/3/issue/{id}"
+	for _, tc := range []struct {
+		name  string
+		bound bool
+		want  time.Duration
+	}{
+		{"a nearer bound", true, time.Second},
+		{"a shorter wait", false, 2 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := memstore.New()
+				s := &heedtest.Script{Func: func(*http.Request, int) heedtest.Response { return ok() }}
+				tr := &heed.Transport{Base: s, Store: st, Profile: profile.Jira(), Rand: zero()}
+				update := func(d time.Duration, bound bool) {
+					if err := st.Update(t.Context(), &store.Update{Blocks: []store.Block{{Key: key, For: d, Bound: bound}}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				update(2*time.Second, true)
+				start := time.Now()
+				go func() {
+					time.Sleep(500 * time.Millisecond)
+					update(500*time.Millisecond, tc.bound)
+				}()
+				get(t, tr, jira+"/rest/api/3/issue/PROJ-1")
+				if d := time.Since(start); d != tc.want {
+					t.Errorf("sent after %v, want %v", d, tc.want)
 				}
 			})
 		})

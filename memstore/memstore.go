@@ -93,6 +93,8 @@ type scopeState struct {
 	key          string
 	prev, next   *scopeState // Store.lru
 	blockedUntil instant
+	boundUntil   instant // the bound in force (store.Block.Bound), when it is blockedUntil
+	waitUntil    instant // the end of the blocks that are no bounds: waits the server mandated
 	notBefore    instant // end of the gap after the last release
 	tat          instant // GCRA theoretical arrival time
 	rate         float64 // learned rate; zero when none
@@ -686,8 +688,23 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			continue
 		}
 		st := s.state(b.Key, now)
-		if until := now.Add(b.For); until.After(st.blockedUntil) {
+		until := now.Add(b.For)
+		switch {
+		case b.Bound && st.boundUntil.After(now) && st.boundUntil == st.blockedUntil:
+			// Another bound of the turn the block in force bounds: the
+			// turn is no later than the nearer of the two.
+			if until.Before(st.boundUntil) {
+				st.boundUntil, st.blockedUntil = until, max(until, st.waitUntil)
+			}
+		case until.After(st.blockedUntil):
 			st.blockedUntil = until
+			st.boundUntil = 0
+			if b.Bound {
+				st.boundUntil = until
+			}
+		}
+		if !b.Bound && until.After(st.waitUntil) {
+			st.waitUntil = until
 		}
 	}
 	for i := range u.Rates {

@@ -14,6 +14,8 @@
 --   b  blocked until       g  gap end (not before)     t  GCRA TAT
 --   r  learned rate        k  learned burst            u  learned rate until
 --   x  when the hash expires (see save)
+--   v  the bound b was set from (store.Block.Bound), "0" for a wait
+--   m  the end of the waits the server mandated (blocks that are no bounds)
 -- Lease sorted set per scope (KEYS[2i]): member lease id, score expiry in
 -- microseconds since the epoch.
 

@@ -561,7 +561,11 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 	for _, b := range u.Blocks {
 		if b.For > 0 {
 			c.key(s.tag, ":s:", b.Key)
-			c.dur(b.For)
+			if b.Bound {
+				c.int(-int64(b.For)) // update.lua: a bound comes negated
+			} else {
+				c.dur(b.For)
+			}
 		}
 	}
 	for i := range u.Rates {

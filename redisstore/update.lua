@@ -6,7 +6,7 @@
 --    scope, then the keys of the release section.
 -- A: now_s now_ns epoch new_epoch grace nblocks nrates ncharges maxscopes
 --    (Config.MaxScopes, -1 for no bound), then per
---    block: duration in nanoseconds (> 0), then per rate: rate factor add
+--    block: duration in nanoseconds (> 0; negated for a bound, store.Block.Bound), then per rate: rate factor add
 --    default min max burst ttl owed event until ceiling (ttl in nanoseconds; owed,
 --    from RateUpdate.Free, the units of pacing debt the server's count
 --    leaves, below 0 for none; event, for a cut, how many nanoseconds ago
@@ -56,12 +56,31 @@ for i = 1, nb do
   local sk = KEYS[i]
   local d = num(j)
   j = j + 1
-  local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'x')
+  -- A bound (store.Block.Bound) comes negated.
+  local bound = d < 0
+  if bound then d = -d end
+  local h = redis.call('HMGET', sk, 'b', 'g', 't', 'u', 'x', 'v', 'm')
   local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
-  -- Blocks merge by maximum: a shorter block never shortens a longer one.
-  if not b or d > b then
+  local m = rel(h[7]) or 0
+  -- Blocks merge by maximum: a shorter block never shortens a longer one,
+  -- but a bound of the turn that the block in force bounds (v, while it is
+  -- the block) leaves the nearer of the two, never before the end of the
+  -- waits the server mandated (m).
+  if bound and b and b > 0 and h[6] == h[1] then
+    if d < b then
+      local nb = d
+      if m > nb then nb = m end
+      save(sk, {'b', abs(nb), 'v', abs(d)}, rel(h[5]), nb, g, t, u)
+    end
+  elseif not b or d > b then
     b = d
-    save(sk, {'b', abs(b)}, rel(h[5]), b, g, t, u)
+    local v = '0'
+    if bound then v = abs(b) end
+    local f = {'b', abs(b), 'v', v}
+    if not bound then f[5], f[6] = 'm', abs(d) end
+    save(sk, f, rel(h[5]), b, g, t, u)
+  elseif not bound and d > m then
+    save(sk, {'m', abs(d)}, rel(h[5]), b, g, t, u)
   end
 end
 

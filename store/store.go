@@ -196,10 +196,18 @@ type Charge struct {
 	Cost float64
 }
 
-// Block closes a scope for a time, starting at the store's now.
+// Block closes a scope for a time, starting at the store's now. Blocks
+// merge by the greatest: a shorter block never shortens a longer one,
+// except that among bounds the least holds.
 type Block struct {
 	Key string
 	For time.Duration
+	// Bound reports a block that is only the latest a window's turn can
+	// be (a reset rounded up to whole seconds), not a wait the server
+	// mandated: each caller's reading bounds the same turn from above, so
+	// a shorter bound shortens a longer one while the longer is the block
+	// in force and no other block holds the scope as long.
+	Bound bool
 }
 
 // RateUpdate changes the pacing rate a store holds for a scope. The new

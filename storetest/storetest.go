@@ -255,6 +255,37 @@ var cases = []struct {
 		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 50, TTL: 10 * s}}})
 		learned(50, 0)
 	}},
+	{"BoundsOfOneTurnKeepTheLeast", func(h *harness) {
+		// Bounds of a window's turn (store.Block.Bound): the nearer of two
+		// holds while a bound is the block in force; a farther one adds
+		// nothing; a wait the server mandated is never shortened by one.
+		bound := func(key string, d time.Duration) {
+			h.t.Helper()
+			h.update(&store.Update{Blocks: []store.Block{{Key: key, For: d, Bound: true}}})
+		}
+		a := adm(store.ScopeAdmit{Key: "w"})
+		bound("w", 3*s)
+		bound("w", 2*s)
+		h.expect(a, store.Blocked, 2*s, "w", false)
+		bound("w", 4*s)
+		h.expect(a, store.Blocked, 2*s, "w", false)
+		h.clock.Advance(2 * s)
+		h.admitted(a)
+		bound("w", 5*s) // the next turn's: the last bound has ended
+		h.expect(a, store.Blocked, 5*s, "w", false)
+		h.clock.Advance(5 * s)
+
+		m := adm(store.ScopeAdmit{Key: "m"})
+		h.block("m", 3*s)
+		bound("m", 1*s)
+		h.expect(m, store.Blocked, 3*s, "m", false)
+		bound("m", 4*s) // past the mandate: the bound holds to its end
+		h.expect(m, store.Blocked, 4*s, "m", false)
+		bound("m", 2*s) // a nearer bound, but the mandate holds to 3s
+		h.expect(m, store.Blocked, 3*s, "m", false)
+		h.block("m", 1*s) // a shorter wait changes nothing
+		h.expect(m, store.Blocked, 3*s, "m", false)
+	}},
 	{"NonPositiveBlocksAreIgnored", func(h *harness) {
 		h.update(&store.Update{Blocks: []store.Block{{Key: "e", For: 0}, {Key: "e", For: -time.Second}}})
 		h.admitted(adm(store.ScopeAdmit{Key: "e"}))

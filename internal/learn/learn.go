@@ -511,9 +511,13 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// rounded up to whole seconds is only a bound; where
 					// the window really turns may be known. A reset to the
 					// millisecond is the turn: no guess is nearer.
+					// bound: the block is the reset rounded up, an upper
+					// bound of the turn that every caller's reading
+					// bounds too (store.Block.Bound): the least holds.
+					bound := short && rounded
 					if short && rounded {
 						if turn, ok, _ := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
-							resetIn = turn.Sub(now)
+							resetIn, bound = turn.Sub(now), false
 						}
 					}
 					if slideIn > 0 && in.Status < 400 {
@@ -521,15 +525,16 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// and a unit comes back as the last window slides
 						// out, often long before the reset; where this
 						// window's count must slide out, after it.
-						resetIn = min(slideIn, MaxBlock)
+						resetIn, bound = min(slideIn, MaxBlock), false
 					} else if sl.probe > 0 && !opened && l.Scope == "" && in.Status < 400 {
 						// Not yet known to be a fixed window (nor named by
 						// the server, as a provider's documented windows
 						// are): tried again one steady interval after the
 						// turn (slide.probe).
-						resetIn += sl.probe
+						resetIn, bound = resetIn+sl.probe, false
 					}
 					full := FullReset(l.Dialect) && !math.IsInf(steady, 1)
+					bound = bound && !full
 					if full {
 						// The reset is when the bucket is full again; what
 						// a request costs is back long before.
@@ -540,7 +545,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						need := max(cost-max(l.Remaining, 0), 0)
 						resetIn = min(resetIn, time.Duration(math.Ceil(need/steady*float64(time.Second))))
 					}
-					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn})
+					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn, Bound: bound})
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
 					if key != r.Endpoint && strings.HasPrefix(key, r.Endpoint) && key == scope.EndpointLimit(r.Endpoint, sub.Name) {
 						// The endpoint's own limit: its endpoint is held too,
@@ -549,7 +554,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// process, a Transport just started) does not send
 						// into it, and, answered, push the block past the turn
 						// with a bound rounded up from later in the window.
-						u.Blocks = append(u.Blocks, store.Block{Key: r.Endpoint, For: resetIn})
+						u.Blocks = append(u.Blocks, store.Block{Key: r.Endpoint, For: resetIn, Bound: bound})
 						p.Blocks = append(p.Blocks, Block{Scope: r.Endpoint, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
 					}
 					if !full || !spendable(r, l) {
