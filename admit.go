@@ -85,6 +85,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	paced := false
 	horizon := reserveHorizon
 	var prev time.Duration // the last pacing wait beyond the horizon
+	reasked := ""          // the scope whose block the last wait halved, to ask again
 	for {
 		budget := budget0
 		if r.waited {
@@ -144,12 +145,6 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			if !paced || !t.turns.explains(d.Scope, time.Now().Add(wait)) {
 				paced = false
 			}
-			if wait > 2*blockReask && !paced {
-				// Ask again halfway: a block may be the bound of a
-				// window's turn that a nearer bound, read by another
-				// caller since, has shortened (store.Block.Bound).
-				wait /= 2
-			}
 			wait += t.jitter(min(wait/10, 250*time.Millisecond))
 		}
 		switch {
@@ -188,15 +183,25 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			wait = min(wait-horizon, horizon)
 			wait += t.jitter(wait / 10)
 		}
-		if t.OnWait != nil {
+		if t.OnWait != nil && !(d.Reason == store.Blocked && d.Scope == reasked) {
 			t.OnWait(WaitEvent{Request: req, Reason: d.Reason, Scope: d.Scope, Wait: wait})
 		}
 		r.waited = true
 		if d.Reason == store.Paced {
 			r.pacedBy = d.Scope
 		}
+		sleep := wait
+		// A block may be the bound of a window's turn, which a nearer
+		// bound, read by another caller since, shortens
+		// (store.Block.Bound): ask again halfway, a few times however
+		// long the block; the wait was reported, and checked against
+		// the budget, whole.
+		reasked = ""
+		if d.Reason == store.Blocked && !paced && wait > 2*blockReask {
+			sleep, reasked = wait/2, d.Scope
+		}
 		t.waitingOn(d.Scope, d.Reason, 1)
-		err = t.sleep(ctx, wait, d.Reason == store.Busy)
+		err = t.sleep(ctx, sleep, d.Reason == store.Busy)
 		t.waitingOn(d.Scope, d.Reason, -1)
 		if err != nil {
 			return err

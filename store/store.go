@@ -29,7 +29,8 @@ type Store interface {
 	// gap of every scope of a that has one.
 	Release(ctx context.Context, a *Admission, lease Lease) error
 	// Update applies what a response taught: blocks (merged by maximum, so
-	// a shorter block never shortens a longer one) and learned rates.
+	// a shorter block never shortens a longer one, but for bounds of a
+	// window's turn: Block.Bound) and learned rates.
 	Update(ctx context.Context, u *Update) error
 }
 
