@@ -86,6 +86,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	horizon := reserveHorizon
 	var prev time.Duration // the last pacing wait beyond the horizon
 	reasked := ""          // the scope whose block the last wait halved, to ask again
+	var jit time.Duration  // the jitter added to that block's end
 	for {
 		budget := budget0
 		if r.waited {
@@ -145,7 +146,10 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			if !paced || !t.turns.explains(d.Scope, time.Now().Add(wait)) {
 				paced = false
 			}
-			wait += t.jitter(min(wait/10, 250*time.Millisecond))
+			if d.Scope != reasked {
+				jit = t.jitter(min(wait/10, 250*time.Millisecond))
+			}
+			wait += jit // asking again, the same jitter: it spreads the block's end once
 		}
 		switch {
 		case d.Reason == store.Busy:
