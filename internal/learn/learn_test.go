@@ -1866,3 +1866,15 @@ func TestAIMDCeilingRefuted(t *testing.T) {
 		})
 	}
 }
+
+// A plan that only leaves a shared unnamed count (no join, no rate: a
+// count heed does not tell again) still leaves it at Commit.
+func TestCommitLeavesWithNothingElse(t *testing.T) {
+	var m Memory
+	ep := request().Endpoint
+	m.addSub(ep, SubScope{Key: "tenant limit:n", Name: "n"})
+	m.Commit(ep, &Plan{leaves: []string{"n"}}, t0)
+	if subs := m.SubScopes(ep); len(subs) != 0 {
+		t.Errorf("after a plan that leaves %q: the endpoint joins %+v, want nothing", "n", subs)
+	}
+}

@@ -555,10 +555,10 @@ func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
 }
 
 // Commit records in m what a plan Prepare made must wait for until its
-// update is in the store: the limit scopes its endpoint joins, and the
-// rates it set, which later plans leave out as repeats.
+// update is in the store: the limit scopes its endpoint joins or leaves,
+// and the rates it set, which later plans leave out as repeats.
 func (m *Memory) Commit(endpoint string, p *Plan, now time.Time) {
-	if len(p.joins) > 0 || len(p.Update.Rates) > 0 { // inlined: most responses make no call
+	if len(p.joins) > 0 || len(p.leaves) > 0 || len(p.Update.Rates) > 0 { // inlined: most responses make no call
 		m.commit(endpoint, p, now)
 	}
 }
