@@ -514,7 +514,11 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// bound: the block is the reset rounded up, an upper
 					// bound of the turn that every caller's reading
 					// bounds too (store.Block.Bound): the least holds.
-					bound := short && rounded
+					// Only for a delay (IETF's t, which express-rate-limit
+					// and the drafts' examples round up): a reset stated
+					// as an epoch second is truncated by some limiters
+					// (go-chi/httprate), a lower bound, not an upper one.
+					bound := short && rounded && !AbsoluteReset(l.Dialect)
 					if short && rounded {
 						if turn, ok, _ := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
 							resetIn, bound = turn.Sub(now), false

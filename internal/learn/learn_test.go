@@ -1761,6 +1761,10 @@ func TestPlanBlocksTheEndpointOfItsOwnLimit(t *testing.T) {
 	if len(p.Update.Blocks) != 1 || p.Update.Blocks[0].Key == ep {
 		t.Errorf("a named counter's blocks %+v, want its own scope's only", p.Update.Blocks)
 	}
+	// Its reset is an epoch second, which some limiters truncate: no bound.
+	if len(p.Update.Blocks) == 1 && p.Update.Blocks[0].Bound {
+		t.Errorf("a block to an epoch-second reset %+v is a bound, want a wait", p.Update.Blocks[0])
+	}
 }
 
 // endpointRate is the rate a plan sets on request()'s endpoint, or zero.
