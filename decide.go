@@ -80,6 +80,9 @@ type decideInput struct {
 	// bareBlock is, for a bare 429, how long learning says it blocks its
 	// scope when that is less than the retry's wait (learn.Plan.BareBlock).
 	bareBlock time.Duration
+	// bareRetry makes bareBlock the refused request's own wait before a
+	// retry (learn.Plan.BareRetry).
+	bareRetry bool
 	// canRetry reports a request safe to repeat; rewindable, one whose body
 	// can be sent again (a throttled request the provider did not process
 	// may then be retried, whatever its method).
@@ -128,6 +131,7 @@ func (t *Transport) decideInput(r *request, resp *http.Response, attempt int) de
 		keys:         &r.keys,
 		widened:      r.plan.Widened,
 		bareBlock:    r.plan.BareBlock,
+		bareRetry:    r.plan.BareRetry,
 		canRetry:     r.canRetry,
 		rewindable:   r.rewindable,
 		notProcessed: p != nil && p.ThrottledNotProcessed,
@@ -190,6 +194,11 @@ func decide(p *retryPolicy, in *decideInput) decision {
 		} else {
 			delay = max(w, delay)
 		}
+	}
+	if !obs.HasRetryAfter && in.bareRetry && in.bareBlock > 0 {
+		// A limiter with no burst refused the request for coming early:
+		// it is taken one interval on, as the others are.
+		delay = in.bareBlock
 	}
 	delay = min(delay, learn.MaxBlock)
 

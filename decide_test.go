@@ -30,6 +30,7 @@ func TestDecide(t *testing.T) {
 		rand       float64
 		widened    string
 		bareBlock  time.Duration // learning's block for a bare 429
+		bareRetry  bool          // learning's block is the request's wait too
 		blockFor   time.Duration // the block, when not Delay
 		noRetry    bool          // the request is not safe to repeat
 		attempt    int
@@ -123,12 +124,22 @@ func TestDecide(t *testing.T) {
 			bareBlock: 200 * time.Millisecond,
 			want:      decision{Throttled: true, Retry: true, Delay: 5 * time.Second},
 		},
+		{
+			name:   "a bare 429 of a limiter with no burst: the request waits learning's interval too",
+			status: 429, obs: throttle(0, ""), bareBlock: 50 * time.Millisecond, bareRetry: true,
+			want: decision{Throttled: true, Retry: true, Delay: 50 * time.Millisecond},
+		},
+		{
+			name: "nor by learning's interval of a limiter with no burst", status: 429, obs: throttle(5*time.Second, ""), retryAfter: "5",
+			bareBlock: 50 * time.Millisecond, bareRetry: true,
+			want: decision{Throttled: true, Retry: true, Delay: 5 * time.Second},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := retryPolicy{maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait, skew: DefaultClockSkew,
 				backoffBase: DefaultBackoffBase, backoffMax: DefaultBackoffMax, rand: func() float64 { return tc.rand }}
 			in := decideInput{status: tc.status, obs: &tc.obs, retryAfter: tc.retryAfter, keys: keys, widened: tc.widened,
-				bareBlock: tc.bareBlock, canRetry: !tc.noRetry, attempt: tc.attempt, now: now}
+				bareBlock: tc.bareBlock, bareRetry: tc.bareRetry, canRetry: !tc.noRetry, attempt: tc.attempt, now: now}
 			if tc.deadline > 0 {
 				in.deadline = now.Add(tc.deadline)
 			}

@@ -48,7 +48,17 @@
 //     its share of the 429s, or when together they are accepted at under
 //     0.8 of what one was alone. A ceiling AIMD read at a cut is a
 //     hypothesis too: where the limiter has no burst, requests accepted at
-//     1.05 times it, a meter window later, refute it.
+//     1.05 times it, a meter window later, refute it. Where it has no burst
+//     (its first refusal came with at most one request accepted), a bucket
+//     refuses a request only less than one interval after the last it took,
+//     so the gaps bound its rate: a refusal a gap g after the request before
+//     it puts the rate under 1/g, two requests taken a gap a apart put it at
+//     1/a or more, and the pace goes to the middle of the two until they
+//     meet, then holds just under the lower one. A refusal of such an
+//     endpoint paced above what its limiter took is its own probe's answer,
+//     never evidence of a shared limit; a bound that the limiter's answers
+//     contradict is dropped (accepted faster: the ceiling moves up; refused
+//     at a pace it took: a cut by the refused share).
 //   - Endpoint templates: ids of three or more digits, issue keys, UUIDs and
 //     long hex ids are {id}; one- and two-digit segments once a position
 //     shows three distinct values; API versions stay literal; a profile may

@@ -51,11 +51,15 @@
 //     first refusal came with at most one request accepted (requests that
 //     went together, a limiter with no burst) slow-starts about three times
 //     as fast: such a limiter refuses only the requests that come too
-//     early, where a window spent early refuses the rest of it.
+//     early, where a window spent early refuses the rest of it; the gaps of
+//     the requests it refuses and takes bound its rate, and the pace
+//     bisects them (noBurstGap).
 //   - A bare 429 blocks its scope for a second the first time; once AIMD
 //     paces the scope at a measured rate, for two intervals at that rate,
 //     doubling with each 429 in a row (the refused request's own retry
-//     still waits at least a second).
+//     still waits at least a second), or, for a limiter with no burst paced
+//     between its bounds, one interval at the new pace, the refused
+//     request's retry included: there is no window to wait out.
 //   - A request charged an estimated cost in tokens or points is
 //     reconciled with what it really cost once the response says.
 //
@@ -118,6 +122,12 @@ const (
 	// aimdNoBurstStart is the rate, requests per second, such an endpoint
 	// starts from after its first refusal.
 	aimdNoBurstStart = 4.0
+	// noBurstEarly: where a limiter with no burst refused a request sent
+	// a gap after the one before it, its rate is below 1/gap (see
+	// noBurstGap); a pace that share of the bound is taken to be under
+	// it, and a request sent sooner than that share of the pace's
+	// interval was booked at an earlier pace.
+	noBurstEarly = 0.95
 	// aimdStepMax bounds one raise below the ceiling, as a share of the
 	// accepted rate: the meter lags, and a raise taken from a rate it
 	// under-reads must not overshoot.
@@ -315,6 +325,10 @@ type Plan struct {
 	// BareBlockMax. Zero means the full BareBlockMax (the first 429 of a
 	// scope, or one whose accepted rate is not known).
 	BareBlock time.Duration
+	// BareRetry reports that BareBlock is the refused request's own wait
+	// before a retry too: a limiter with no burst refused it for coming
+	// early, and takes it one interval on (noBurstGap).
+	BareRetry bool
 	// Read are the counts told free (RateUpdate.Free), each with the mark
 	// Config.InFlightOf gave with the requests in flight against it when
 	// it was read: the caller charges the requests admitted since.
@@ -339,7 +353,7 @@ func (p *Plan) Reset() {
 	p.Update.Rates = p.Update.Rates[:0]
 	p.Update.Charges = p.Update.Charges[:0]
 	p.Blocks = p.Blocks[:0]
-	p.Advertised, p.Bare, p.Widened, p.BareBlock = false, false, "", 0
+	p.Advertised, p.Bare, p.Widened, p.BareBlock, p.BareRetry = false, false, "", 0, false
 	p.Read = p.Read[:0]
 	p.joins = p.joins[:0]
 	p.leaves = p.leaves[:0]
@@ -379,7 +393,7 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 			p.Widened, _ = m.Widened(r.Tenant, r.Endpoint, in.Now)
 			// The server says nothing of its limits: find them from 429s.
 			m.cutRate(r, in.SentAt, prevSent, in.Now, &p.Update)
-			p.BareBlock = m.bareBlock(r, in.Now)
+			p.BareBlock, p.BareRetry = m.bareBlock(r, in.Now)
 		}
 		return
 	}
@@ -996,7 +1010,11 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent, now time.Time, minG
 	if !prevSent.IsZero() {
 		gap = sentAt.Sub(prevSent)
 	}
-	factor, first, ceiling, ok := m.cut(key, sentAt, gap, now, minGap, acc)
+	// The gap to the request before this refused one bounds a no-burst
+	// limiter's rate (see noBurstGap) where it is the endpoint's own
+	// scope and this Memory its only sender.
+	solo := key == r.Endpoint && !m.fleetShared(r, acc)
+	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, now, minGap, acc, solo)
 	if !ok {
 		return
 	}
@@ -1012,10 +1030,10 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent, now time.Time, minG
 		if r.MaxRate > 0 && (def <= 0 || def > r.MaxRate) {
 			def = r.MaxRate
 		}
-	} else {
+	} else if !bounded {
 		// Far over the limit (most requests refused), cut deeper: a rate
 		// that gets a share a of its requests accepted is about 1/a too
-		// fast.
+		// fast. (A bound from the refused request's gap says by how much.)
 		factor = min(factor, max(aimdDeepest, 1-refused))
 	}
 	m.noBurstCut(key, first && noBurst, def*factor, factor)
@@ -1078,6 +1096,13 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 		return
 	}
 	mt.accept(in.Now)
+	if in.SentAt.After(mt.accSent) {
+		mt.accGap = 0
+		if g := in.SentAt.Sub(mt.accSent); !mt.accSent.IsZero() && g < meterGap {
+			mt.accGap = g
+		}
+		mt.accSent = in.SentAt
+	}
 	if p.Advertised || len(m.aimd) == 0 && in.PacedBy == "" {
 		// Nothing AIMD paces, here or, through the store, by another's
 		// rate: no raise to count (most responses of most APIs).
@@ -1107,7 +1132,18 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 		m.aimd[key] = st
 	}
 	if !wide {
-		m.raiseLocked(r, r.Endpoint, m.fleetLocked(r, mt.acceptedRate()), in.Now, p)
+		acc, fleet := m.fleetRateLocked(r, mt.acceptedRate())
+		if st := m.aimd[r.Endpoint]; st != nil && st.noBurst && mt.accGap > 0 && !fleet {
+			// Accepted a gap after the last it accepted: a limiter with
+			// no burst takes no faster than its rate (noBurstGap).
+			st.lo = max(st.lo, 1/mt.accGap.Seconds())
+			if st.gapBound && st.lo >= st.ceiling {
+				// Past the bound its refusals set: the limit moved up,
+				// or the server is no bucket. Look above.
+				st.ceiling, st.refuted = st.lo*aimdRefutedNext, true
+			}
+		}
+		m.raiseLocked(r, r.Endpoint, acc, in.Now, p)
 		return
 	}
 	m.raiseLocked(r, key, m.fleetLocked(r, m.membersRateLocked(r.Tenant, in.Now)), in.Now, p)
@@ -1160,8 +1196,24 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 			// start's climb, or a cut whose factor left the pace above
 			// it). It is a hypothesis the server has refuted: close in on
 			// a new one above the accepted rate, as below a ceiling.
-			st.ceiling, st.refuted = max(acc, st.rate)*aimdRefutedNext, true
+			st.ceiling, st.refuted, st.gapBound = max(acc, st.rate)*aimdRefutedNext, true, false
 			add = max(add, min(float64(n)*(st.ceiling-acc)/(5*acc), acc*aimdStepMax))
+		case st.gapBound && ceiling == st.ceiling && st.rate > 0:
+			// Between bounds its refusals' and acceptances' gaps set
+			// (noBurstGap): go to the pace to try next (the rate set, not
+			// a meter lagging it), or, with no lower bound yet, close
+			// half the way to noBurstEarly of the ceiling; probe past
+			// that slowly.
+			target := noBurstTarget(st.lo, ceiling)
+			switch {
+			case target <= 0:
+				target = st.rate + (noBurstEarly*ceiling-st.rate)/2
+			case ceiling <= st.lo*noBurstClose && now.Sub(st.lastCut) < bareEvidence:
+				// Found: hold the pace under it, and probe again only
+				// once the refusal that bounded it is old.
+				add = 0
+			}
+			add = max(add, target-st.rate)
 		case acc >= aimdNearCeiling*ceiling:
 			// add stays the probe: past where the server refused.
 		default:

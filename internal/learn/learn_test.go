@@ -1812,62 +1812,46 @@ func TestAIMDRefusalAtTheOldPaceIsTheSameEvent(t *testing.T) {
 	}
 }
 
-// A ceiling is a reading, and a meter lagging a climb reads it low: where
-// the endpoint's limiter has no burst, requests accepted at well over the
-// ceiling, a meter window after the cut, refute it. The ceiling moves
-// above the rate accepted, and a refusal soon after is an ordinary cut,
-// not the fast one that says the pace is still far too fast. Without
-// that evidence the fast cut stands.
-func TestAIMDCeilingRefuted(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		every   int // ms between accepted requests after the cut
-		refuted bool
+// A no-burst limiter's bounds are readings (noBurstGap), and the limiter
+// may move: a limit that rises is found once the pace found under the old
+// one has held for bareEvidence and its probe is accepted past the old
+// ceiling, which refutes it; one that falls, by the refusals of a pace it
+// took before. Both within seconds of when they can be seen, at few
+// refusals.
+func TestNoBurstBoundsMove(t *testing.T) {
+	limit := func(at time.Duration) float64 {
+		switch {
+		case at < 30*time.Second:
+			return 5
+		case at < 150*time.Second:
+			return 20
+		}
+		return 10
+	}
+	acc, ref := noBurstLoop(limit, 180*time.Second, time.Millisecond)
+	for _, w := range []struct {
+		from, to time.Duration
+		min      float64 // share of the limit accepted, at least
 	}{
-		{"accepted at four times the ceiling", 50, true},
-		{"accepted at the ceiling", 200, false},
+		{15 * time.Second, 30 * time.Second, 0.93},
+		// The hold under the old ceiling (bareEvidence from its last
+		// refusal) and the probe past it, then the climb: 20/s is
+		// found within 120s of the move.
+		{130 * time.Second, 150 * time.Second, 0.9},
+		{160 * time.Second, 180 * time.Second, 0.93},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var m Memory
-			r := request()
-			r.Rate, r.MaxRate = 0, 0
-			ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-			step := func(status, sent int) Plan {
-				var p Plan
-				obs := &header.Observation{Status: status, Throttled: status == 429}
-				m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: ms(sent), Now: ms(sent + 20), PacedBy: r.Endpoint}, &p)
-				return p
-			}
-			step(429, 0) // no burst: nothing accepted
-			for s := 300; s <= 2300; s += 200 {
-				step(200, s)
-			}
-			p := step(429, 2450)
-			st := m.aimd[r.Endpoint]
-			if len(p.Update.Rates) != 1 || !st.noBurst || st.ceiling <= 0 || st.ceiling > 6 {
-				t.Fatalf("second refusal: %+v, state %+v, want a cut with a ceiling near the 5/s accepted", p.Update.Rates, st)
-			}
-			low := st.ceiling
-			for s := 2500; s <= 5000; s += tc.every {
-				step(200, s)
-			}
-			if st.refuted != tc.refuted {
-				t.Fatalf("refuted = %v, want %v (ceiling %v -> %v, accepted %v/s)", st.refuted, tc.refuted, low, st.ceiling, m.accepted[r.Endpoint].acceptedRate())
-			}
-			if tc.refuted && st.ceiling < aimdRefuted*aimdRefutedNext*low {
-				t.Errorf("refuted ceiling %v, want at least %v times the old %v", st.ceiling, aimdRefuted*aimdRefutedNext, low)
-			}
-			if !tc.refuted && st.ceiling != low {
-				t.Errorf("ceiling %v, want the cut's %v", st.ceiling, low)
-			}
-			want := aimdCutFast
-			if tc.refuted {
-				want = aimdCut
-			}
-			if p := step(429, 5100); len(p.Update.Rates) != 1 || p.Update.Rates[0].Factor != want {
-				t.Errorf("refusal 2.6s after the cut: %+v, want factor %v", p.Update.Rates, want)
-			}
-		})
+		a, f := within(acc, w.from, w.to), within(ref, w.from, w.to)
+		allowed := limit(w.from) * (w.to - w.from).Seconds()
+		t.Logf("%v-%v at %v/s: accepted %d of %.0f, %d refused", w.from, w.to, limit(w.from), a, allowed, f)
+		if float64(a) < w.min*allowed || float64(f) > 0.03*float64(a+f) {
+			t.Errorf("%v-%v at %v/s: accepted %d of %.0f, %d refused; want at least %.0f%% and at most 3%% refused", w.from, w.to, limit(w.from), a, allowed, f, 100*w.min)
+		}
+	}
+	// The fall: the refusals it takes to find the lower limit.
+	f := within(ref, 150*time.Second, 160*time.Second)
+	t.Logf("refused in the 10s after the fall: %d", f)
+	if f > 10 {
+		t.Errorf("%d refused in the 10s after the limit fell to 10/s, want at most 10", f)
 	}
 }
 
@@ -1880,5 +1864,156 @@ func TestCommitLeavesWithNothingElse(t *testing.T) {
 	m.Commit(ep, &Plan{leaves: []string{"n"}}, t0)
 	if subs := m.SubScopes(ep); len(subs) != 0 {
 		t.Errorf("after a plan that leaves %q: the endpoint joins %+v, want nothing", "n", subs)
+	}
+}
+
+// noBurstLoop runs one client in a closed loop against a limiter with no
+// burst (nginx's limit_req with burst=0: a request is accepted only a
+// whole interval after the last one it accepted) whose rate is limit(t),
+// for d, sending as fast as the rate its plans set allows: two requests at
+// once to start, unpaced (every 10ms) until a rate is set, and after a
+// refusal not before the plan's BareBlock (a second when zero) has passed.
+// Requests reach the server up to jitter after they are sent. It returns
+// the send times of the requests the server accepted and refused.
+func noBurstLoop(limit func(time.Duration) float64, d, jitter time.Duration) (accepted, refused []time.Duration) {
+	var m Memory
+	r := request()
+	r.Rate = 0
+	var lastAcc, blocked time.Time
+	rate := 0.0
+	seed := uint64(1)
+	sent := t0
+	for n := 0; ; n++ {
+		if n > 1 {
+			next := sent.Add(10 * time.Millisecond)
+			if rate > 0 {
+				next = sent.Add(time.Duration(float64(time.Second) / rate))
+			}
+			sent = later(next, blocked)
+		}
+		at := sent.Sub(t0)
+		if at >= d {
+			return accepted, refused
+		}
+		seed = seed*6364136223846793005 + 1442695040888963407
+		arrive := sent.Add(time.Duration(seed>>33) % (jitter + 1))
+		status := 200
+		if !lastAcc.IsZero() && arrive.Sub(lastAcc) < time.Duration(float64(time.Second)/limit(at)) {
+			status = 429
+			refused = append(refused, at)
+		} else {
+			lastAcc = arrive
+			accepted = append(accepted, at)
+		}
+		var p Plan
+		in := &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: sent, Now: sent.Add(2 * time.Millisecond)}
+		if rate > 0 {
+			in.PacedBy = r.Endpoint
+		}
+		m.Plan(Config{}, in, &p)
+		for i := range p.Update.Rates {
+			if ru := &p.Update.Rates[i]; ru.Key == r.Endpoint {
+				rate = ru.Apply(rate)
+			}
+		}
+		if status == 429 {
+			b := p.BareBlock
+			if b <= 0 {
+				b = BareBlockMax
+			}
+			blocked = in.Now.Add(b)
+		}
+	}
+}
+
+// within counts the times in [from, to).
+func within(ts []time.Duration, from, to time.Duration) int {
+	n := 0
+	for _, t := range ts {
+		if t >= from && t < to {
+			n++
+		}
+	}
+	return n
+}
+
+// A limiter with no burst and no headers is found from the gaps of the
+// requests it refuses and takes (noBurstGap): within a few seconds the
+// pace sits just under its rate, at any rate, with few refusals. A pace
+// at 90% of the limit fails it, as one over it does (by its refusals).
+func TestNoBurstLimiterFoundFromGaps(t *testing.T) {
+	for _, limit := range []float64{5, 20, 50} {
+		for _, jitter := range []time.Duration{0, time.Millisecond} {
+			d := max(12*time.Second, time.Duration(200/limit*float64(time.Second)))
+			acc, ref := noBurstLoop(func(time.Duration) float64 { return limit }, d, jitter)
+			a, f := within(acc, d/2, d), within(ref, d/2, d)
+			allowed := limit * d.Seconds() / 2
+			t.Logf("limit %v/s, jitter %v: accepted %d of %.0f allowed in the second half, %d refused", limit, jitter, a, allowed, f)
+			if float64(a) < 0.93*allowed {
+				t.Errorf("limit %v/s, jitter %v: accepted %d, want at least 93%% of %.0f", limit, jitter, a, allowed)
+			}
+			if float64(f) > 0.03*float64(a+f) {
+				t.Errorf("limit %v/s, jitter %v: %d of %d refused, want at most 3%%", limit, jitter, f, a+f)
+			}
+		}
+	}
+}
+
+// A refusal of a no-burst endpoint paced faster than any pace its limiter
+// took is its own probe's answer (noBurstGap): two such endpoints refused
+// together, twice, are not taken to share a limit. Refused so while each
+// was paced under what its limiter took, they are.
+func TestNoBurstProbesAreNoEvidenceOfASharedLimit(t *testing.T) {
+	for _, probing := range []bool{true, false} {
+		mk := func(path string) *Request {
+			r := request()
+			r.Endpoint, r.Rate = "https://api.test GET "+path, 0
+			return r
+		}
+		a, b := mk("/v1/a"), mk("/v1/b")
+		at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+		var m Memory
+		send := func(r *Request, status int, ms int) Plan {
+			var p Plan
+			m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at(ms), Now: at(ms)}, &p)
+			return p
+		}
+		busy := func(from, to int) {
+			for ms := from; ms < to; ms += 50 {
+				send(a, 200, ms)
+				send(b, 200, ms+25)
+			}
+		}
+		// Each limiter took a request every 50ms (lo = 20/s); the pace is
+		// now over that, or under it.
+		pace := func() {
+			for _, r := range []*Request{a, b} {
+				st := m.aimd[r.Endpoint]
+				if st == nil || !st.noBurst {
+					t.Fatalf("%s: not taken for a limiter with no burst: %+v", r.Endpoint, st)
+				}
+				st.lo, st.rate = 20, 19.5
+				if probing {
+					st.rate = 25
+				}
+			}
+		}
+		send(a, 429, 0) // no burst: refused with nothing accepted
+		send(b, 429, 10)
+		busy(300, 2000)
+		pace()
+		send(a, 429, 2000)
+		send(b, 429, 2025) // a suspicion, or nothing
+		busy(2050, 4000)
+		pace()
+		send(a, 429, 4000)
+		got := send(b, 429, 4025).Widened
+		want := "https://api.test limit:unknown"
+		if probing {
+			want = ""
+		}
+		if got != want {
+			t.Errorf("probing %v: two no-burst endpoints refused together twice widened to %q, want %q", probing, got, want)
+		}
 	}
 }

@@ -158,7 +158,57 @@ type aimdState struct {
 	// has set the scope to since, cut by cut and raise by raise.
 	noBurst bool
 	rate    float64
+	// gapBound: ceiling is a bound read from a refused request's gap
+	// (noBurstGap), not an accepted rate; lo, where it is above zero, the
+	// fastest pace the limiter has taken (one over the least gap between
+	// two requests it accepted in a row). The limit lies in [lo, ceiling).
+	gapBound bool
+	lo       float64
 }
+
+// noBurstClose: a no-burst limiter's bounds this close (ceiling over lo)
+// have found its rate; noBurstPace is the share of lo paced at then.
+//
+// noBurstLate: a refused request sent more than this many of the pace's
+// intervals after the one before it bounds nothing. The one before it is
+// the newest whose answer has come: a request sent between the two and
+// still unanswered would make the gap read long, and the bound low. So
+// would an idle spell, after which a refusal says the limit fell, which a
+// cut answers.
+const (
+	noBurstLate  = 1.5
+	noBurstClose = 1.05
+	noBurstPace  = 0.98
+)
+
+// noBurstTarget returns the pace to try next between a no-burst limiter's
+// bounds (noBurstGap): their geometric middle, which halves the ratio
+// between them whether it is accepted (raising lo) or refused (lowering
+// the ceiling), or, once they are close, just under lo; zero while no lo
+// is known.
+func noBurstTarget(lo, hi float64) float64 {
+	switch {
+	case lo <= 0 || hi <= 0:
+		return 0
+	case hi <= lo*noBurstClose:
+		return noBurstPace * min(lo, hi)
+	}
+	return math.Sqrt(lo * hi)
+}
+
+// noBurstGap: a bucket (token or leaky, GCRA: nginx's limit_req, most
+// middleware) with rate r refuses a request only when less than 1/r has
+// passed since the last request it accepted: that one left the bucket at
+// most full, and 1/r refills a whole unit. So a refusal of a request sent
+// a gap after the endpoint's previous one (accepted, or refused, which is
+// sooner still) bounds r below 1/gap, and a pace at noBurstEarly of the
+// tightest such bound sits just under the limit instead of where a meter
+// that lags a climbing rate read it. A fixed window's refusal bounds
+// nothing (it refuses until the window turns), so the bound is used only
+// where the first refusal came with at most one request accepted (a
+// limiter with no burst, or a window of one), on the endpoint's own scope,
+// with no other caller of the store sending on it; and a server that
+// accepts past the bound refutes it, as any ceiling (raiseLocked).
 
 // noBurstCut records a cut to rate by factor: the first, of a scope whose
 // first refusal came with at most one request accepted (start), marks it
@@ -190,8 +240,12 @@ type meterHint struct {
 }
 
 type meter struct {
-	dropped bool          // its map was emptied: a hint to it is stale
-	sent    time.Time     // when the endpoint last sent (sentBefore)
+	dropped bool      // its map was emptied: a hint to it is stale
+	sent    time.Time // when the endpoint last sent (sentBefore)
+	// accSent is when the newest request accepted was sent; accGap, the
+	// gap from the one accepted before it, when under meterGap.
+	accSent time.Time
+	accGap  time.Duration
 	last    time.Time     // the last accepted response; zero before the first
 	active  time.Duration // time counted since the window began
 	n       int
@@ -464,6 +518,15 @@ func (m *Memory) fleetLocked(r *Request, acc float64) float64 {
 
 // fleetRateLocked is fleetLocked, and reports whether the rate is the
 // fleet's: others share the scope; m.mu is held.
+// fleetShared reports whether other callers of the store send on r's
+// AIMD scope (fleetRateLocked), given acc, this Memory's accepted rate.
+func (m *Memory) fleetShared(r *Request, acc float64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, fleet := m.fleetRateLocked(r, acc)
+	return fleet
+}
+
 func (m *Memory) fleetRateLocked(r *Request, acc float64) (float64, bool) {
 	if r.Fleet <= 0 {
 		return acc, false
@@ -588,23 +651,29 @@ func (m *Memory) commit(endpoint string, p *Plan, now time.Time) {
 // requests sent before the last cut belong to the event that cut. ceiling
 // is where the cut places the scope's limit, for the store to keep for
 // every caller (store.RateUpdate.Ceiling), or zero.
-func (m *Memory) cut(key string, sentAt time.Time, gap time.Duration, now time.Time, minGap time.Duration, acc float64) (factor float64, first bool, ceiling float64, ok bool) {
+func (m *Memory) cut(key string, sentAt time.Time, gap time.Duration, now time.Time, minGap time.Duration, acc float64, solo bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
+	bounded = solo && st != nil && st.noBurst && st.rate > 0 && gap > 0 && gap < meterGap && gap.Seconds()*st.rate <= noBurstLate
 	if st == nil {
 		reset(&m.aimd)
 		st = &aimdState{}
 		m.aimd[key] = st
 	} else if !sentAt.After(st.lastCut) || now.Sub(st.lastCut) < minGap {
-		return 0, false, 0, false
-	} else if gap > 0 && st.cutGap > 0 && gap <= st.cutGap+st.cutGap/20 && sentAt.Sub(st.lastCut) < reserveAhead {
+		return 0, false, false, 0, false
+	} else if bounded && gap.Seconds()*st.rate < noBurstEarly && sentAt.Sub(st.lastCut) < reserveAhead {
+		// Sent sooner after the request before it than the pace now
+		// allows: a turn booked at the old pace, refused as the cut's
+		// own event was. It says nothing of the new pace.
+		return 0, false, false, 0, false
+	} else if !bounded && gap > 0 && st.cutGap > 0 && gap <= st.cutGap+st.cutGap/20 && sentAt.Sub(st.lastCut) < reserveAhead {
 		// Sent soon after the cut, no further from the request before
 		// it than the refused one was: not at the cut's pace (at least
 		// a tenth slower) but a turn booked at the old one, which a
 		// limiter with no burst refuses as it did the first. It is the
 		// same event, and says nothing of the new pace.
-		return 0, false, 0, false
+		return 0, false, false, 0, false
 	}
 	st.cutGap = 0
 	if gap > 0 && gap < meterGap {
@@ -617,16 +686,42 @@ func (m *Memory) cut(key string, sentAt time.Time, gap time.Duration, now time.T
 		factor = aimdCutFast
 	}
 	first = st.lastCut.IsZero()
-	// The rate at which requests were accepted just before a refusal is
-	// where the server's limit lies, when AIMD paced them and they were
-	// accepted since the last cut; the first cut's, and that of a 429 in a
-	// row, were measured around blocks that held the requests back.
-	if acc > 0 && !first && st.run == 0 {
-		st.ceiling, ceiling = acc, acc
+	switch {
+	case bounded && !first:
+		// A limiter with no burst: the refused request came less than
+		// one of its intervals after the last it accepted (noBurstGap),
+		// so its rate is below 1/gap, whatever a lagging meter reads.
+		// The tightest bound holds until the server refutes it.
+		if b := 1 / gap.Seconds(); st.ceiling <= 0 || b < st.ceiling || st.refuted || !st.gapBound {
+			st.ceiling = b
+		}
+		ceiling, st.gapBound = st.ceiling, true
+		if st.lo >= st.ceiling {
+			// Refused at a gap it had taken: the limit moved down, and
+			// how far the pace is over it is in the refused share, as
+			// for any limiter (cutRateSpaced). Lower bounds are found
+			// again from what it takes now.
+			st.lo, bounded = 0, false
+		} else if t := noBurstTarget(st.lo, st.ceiling); t > 0 {
+			// Between a pace it took and one it refused: go to the
+			// middle (noBurstTarget).
+			factor = min(t/st.rate, 0.99)
+		} else {
+			// Cut from the pace that was refused, to below the bound:
+			// no deeper, for a pace near the bound is near the limit.
+			factor = min(aimdCut, noBurstEarly*st.ceiling/st.rate)
+		}
+	case acc > 0 && !first && st.run == 0:
+		// The rate at which requests were accepted just before a refusal
+		// is where the server's limit lies, when AIMD paced them and they
+		// were accepted since the last cut; the first cut's, and that of a
+		// 429 in a row, were measured around blocks that held the
+		// requests back.
+		st.ceiling, ceiling, st.gapBound = acc, acc, false
 	}
 	st.lastCut, st.lastRaise, st.quiet, st.refuted = now, now, 0, false
 	st.run++
-	return factor, first, ceiling, true
+	return factor, first, bounded && !first, ceiling, true
 }
 
 // bareBlock returns how long a bare 429 of r blocks its AIMD scope (see
@@ -635,7 +730,7 @@ func (m *Memory) cut(key string, sentAt time.Time, gap time.Duration, now time.T
 // earlier one) and its requests' accepted rate is known; else about two
 // intervals at that rate, doubled for each cut in a row since the last
 // quiet success.
-func (m *Memory) bareBlock(r *Request, now time.Time) time.Duration {
+func (m *Memory) bareBlock(r *Request, now time.Time) (time.Duration, bool) {
 	key := m.aimdScope(r, now)
 	acc := m.measuredRate(r, now)
 	m.mu.Lock()
@@ -645,16 +740,27 @@ func (m *Memory) bareBlock(r *Request, now time.Time) time.Duration {
 		// The first refusal of a limiter with no burst: it refused the
 		// requests that came too early; the next is on time one
 		// interval at the rate it starts from.
-		return min(time.Duration(float64(time.Second)/st.rate), BareBlockMax)
+		return min(time.Duration(float64(time.Second)/st.rate), BareBlockMax), false
 	}
 	if st == nil || acc <= 0 || st.lastCut.IsZero() || now.Sub(st.lastCut) > bareEvidence {
-		return 0
+		return 0, false
 	}
 	d := time.Duration(2 * float64(time.Second) / acc)
+	if st.gapBound && st.rate > 0 {
+		// A limiter with no burst, paced under a bound its refusals set:
+		// it refused a request that came too early, and takes the next
+		// one interval on; there is no window to wait out. (Doubled for
+		// each refusal in a row, as below.)
+		d = time.Duration(float64(time.Second) / st.rate)
+		for i := 1; i < st.run && d < BareBlockMax; i++ {
+			d *= 2
+		}
+		return min(d, BareBlockMax), true
+	}
 	for i := 1; i < st.run && d < BareBlockMax; i++ {
 		d *= 2
 	}
-	return min(d, BareBlockMax)
+	return min(d, BareBlockMax), false
 }
 
 // quietLocked counts a quiet success on a scope whose rate AIMD has cut,

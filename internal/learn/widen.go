@@ -92,8 +92,16 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	// answers them. A limit they share refuses them together again after
 	// those cuts: the same again, a second to ten seconds after the
 	// first, is the evidence.
+	//
+	// A refusal of an endpoint whose no-burst limiter AIMD is finding
+	// between bounds of its own (noBurstGap), sent at a pace faster than
+	// one that limiter took, is its own probe's answer: no evidence
+	// either. (Before such bounds, a limit the endpoint shares looks just
+	// as one with no burst would: its first refusal may come with none of
+	// the endpoint's own requests accepted.)
 	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap
-	paced := m.aimd[endpoint] != nil
+	st := m.aimd[endpoint]
+	paced := st != nil && !(st.gapBound && st.lo > 0 && st.rate > st.lo)
 	together := paced && w.lastPaced && w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < m.togetherWindowLocked(w.lastEP, endpoint)
 	if together && !now.Before(w.until) {
 		switch {
