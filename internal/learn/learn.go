@@ -57,9 +57,10 @@
 //   - A bare 429 blocks its scope for a second the first time; once AIMD
 //     paces the scope at a measured rate, for two intervals at that rate,
 //     doubling with each 429 in a row (the refused request's own retry
-//     still waits at least a second), or, for a limiter with no burst paced
-//     between its bounds, one interval at the new pace, the refused
-//     request's retry included: there is no window to wait out.
+//     still waits at least a second), or, for a limiter with no burst (at
+//     its first refusals, and paced between its bounds), one interval at
+//     the new pace, the refused request's retry included: there is no
+//     window to wait out.
 //   - A request charged an estimated cost in tokens or points is
 //     reconciled with what it really cost once the response says.
 //

@@ -736,31 +736,29 @@ func (m *Memory) bareBlock(r *Request, now time.Time) (time.Duration, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
-	if st != nil && st.noBurst && st.run == 1 && acc <= 0 && st.rate > 0 {
-		// The first refusal of a limiter with no burst: it refused the
-		// requests that came too early; the next is on time one
-		// interval at the rate it starts from.
-		return min(time.Duration(float64(time.Second)/st.rate), BareBlockMax), false
-	}
-	if st == nil || acc <= 0 || st.lastCut.IsZero() || now.Sub(st.lastCut) > bareEvidence {
-		return 0, false
-	}
-	d := time.Duration(2 * float64(time.Second) / acc)
-	if st.gapBound && st.rate > 0 {
-		// A limiter with no burst, paced under a bound its refusals set:
-		// it refused a request that came too early, and takes the next
-		// one interval on; there is no window to wait out. (Doubled for
-		// each refusal in a row, as below.)
+	var d time.Duration
+	early := false // refused for coming early: the retry waits d too
+	switch {
+	case st != nil && st.noBurst && st.rate > 0 && (acc <= 0 || st.gapBound):
+		early = true
+		// A limiter with no burst refused the requests that came too
+		// early, and takes the next one interval on: at its first
+		// refusals (however many of the requests that went together
+		// it refused, and whether the one it took was answered first),
+		// at the rate it starts from; paced under bounds its refusals
+		// set, at the new pace. There is no window to wait out, for
+		// the refused requests' retries either. (Doubled for each
+		// refusal in a row, as below.)
 		d = time.Duration(float64(time.Second) / st.rate)
-		for i := 1; i < st.run && d < BareBlockMax; i++ {
-			d *= 2
-		}
-		return min(d, BareBlockMax), true
+	case st == nil || acc <= 0 || st.lastCut.IsZero() || now.Sub(st.lastCut) > bareEvidence:
+		return 0, false
+	default:
+		d = time.Duration(2 * float64(time.Second) / acc)
 	}
 	for i := 1; i < st.run && d < BareBlockMax; i++ {
 		d *= 2
 	}
-	return min(d, BareBlockMax), false
+	return min(d, BareBlockMax), early
 }
 
 // quietLocked counts a quiet success on a scope whose rate AIMD has cut,
