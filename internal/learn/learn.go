@@ -54,7 +54,9 @@
 //     early, where a window spent early refuses the rest of it; the gaps of
 //     the requests it refuses and takes bound its rate, and the pace
 //     bisects them (noBurstGap).
-//   - A bare 429 blocks its scope for a second the first time; once AIMD
+//   - A bare 429 blocks its scope for a second the first time (after a
+//     burst the server took, one interval at the cut's rate first, and the
+//     second only if the request after it is refused too: firstProbe); once AIMD
 //     paces the scope at a measured rate, for two intervals at that rate,
 //     doubling with each 429 in a row (the refused request's own retry
 //     still waits at least a second), or, for a limiter with no burst (at
@@ -974,7 +976,7 @@ func (m *Memory) cutRate(r *Request, sentAt, prevSent, now time.Time, u *store.U
 // spaces the events (a bare 503 blocks nothing), the requests already
 // paced at the old rate must not cut it again and again.
 func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent, now time.Time, minGap time.Duration, u *store.Update) {
-	noBurst := false
+	noBurst, burst := false, false
 	refused := m.refuse(r.Endpoint, now)
 	def := m.aimdStart(r, now)
 	acc := m.measuredRate(r, now)
@@ -994,7 +996,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent, now time.Time, minG
 		} else if n == 0 && def <= 0 {
 			def = 1 / BareBlockMax.Seconds()
 		}
-		noBurst = n <= 1 && r.Rate <= 0
+		noBurst, burst = n <= 1 && r.Rate <= 0, n > 1
 		if noBurst {
 			// A limiter with no burst refuses only the requests that
 			// come too early, one 429 each: a start above its rate costs
@@ -1038,6 +1040,9 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent, now time.Time, minG
 		factor = min(factor, max(aimdDeepest, 1-refused))
 	}
 	m.noBurstCut(key, first && noBurst, def*factor, factor)
+	if first && burst && solo {
+		m.startProbe(key, def*factor)
+	}
 	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt, Ceiling: ceiling})
 }
 
@@ -1134,7 +1139,13 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 	}
 	if !wide {
 		acc, fleet := m.fleetRateLocked(r, mt.acceptedRate())
-		if st := m.aimd[r.Endpoint]; st != nil && st.noBurst && mt.accGap > 0 && !fleet {
+		st := m.aimd[r.Endpoint]
+		if st != nil && st.probe == probePending && in.SentAt.After(st.lastCut) {
+			// Taken after the first refusal's short block: no window
+			// to wait out (firstProbe).
+			st.probe = probeDone
+		}
+		if st != nil && st.noBurst && mt.accGap > 0 && !fleet {
 			// Accepted a gap after the last it accepted: a limiter with
 			// no burst takes no faster than its rate (noBurstGap).
 			st.lo = max(st.lo, 1/mt.accGap.Seconds())

@@ -2027,3 +2027,47 @@ func TestNoBurstProbesAreNoEvidenceOfASharedLimit(t *testing.T) {
 		}
 	}
 }
+
+// An endpoint's first bare 429 after a burst the server took comes from a
+// bucket or from a window spent early (firstProbe): it blocks one interval
+// at the rate the cut starts from, and the request after that decides. A
+// bucket takes it, and the endpoint is paced from there; a window refuses
+// it, which is the first refusal's event (no second cut) and blocks for
+// BareBlockMax, as a first refusal did before.
+func TestFirstBare429AfterABurstProbes(t *testing.T) {
+	for _, taken := range []bool{true, false} {
+		var m Memory
+		r := request()
+		r.Rate, r.MaxRate = 0, 0
+		ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+		step := func(status, sent int) Plan {
+			var p Plan
+			obs := &header.Observation{Status: status, Throttled: status == 429}
+			m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: ms(sent), Now: ms(sent + 10)}, &p)
+			return p
+		}
+		for i := range 6 { // a burst of six taken
+			step(200, 5*i)
+		}
+		p := step(429, 30)
+		set := 6 * aimdCut // six accepted over the second the cut starts from
+		if want := time.Duration(float64(time.Second) / set); p.BareBlock != want || p.BareRetry {
+			t.Fatalf("first refusal: block %v (retry too: %v), want one interval at %v/s, %v, the retry's wait its own", p.BareBlock, p.BareRetry, set, want)
+		}
+		if !taken {
+			p = step(429, 230)
+			if len(p.Update.Rates) != 0 || p.BareBlock != BareBlockMax {
+				t.Errorf("probe refused: rates %+v, block %v; want no cut and a block of %v", p.Update.Rates, p.BareBlock, BareBlockMax)
+			}
+			continue
+		}
+		step(200, 230)
+		// Taken: a bucket. A later refusal is AIMD's, not the probe's.
+		for s := 400; s < 2400; s += 200 {
+			step(200, s)
+		}
+		if p = step(429, 2400); len(p.Update.Rates) != 1 || p.BareBlock == BareBlockMax {
+			t.Errorf("refusal after the probe was taken: rates %+v, block %v; want a cut and a block of a few intervals", p.Update.Rates, p.BareBlock)
+		}
+	}
+}

@@ -164,6 +164,39 @@ type aimdState struct {
 	// two requests it accepted in a row). The limit lies in [lo, ceiling).
 	gapBound bool
 	lo       float64
+	// probe: the first refusal of an endpoint with a burst (firstProbe)
+	// blocked it for probeIn only; the next request tells whether that
+	// was enough (probeDone) or a window has to turn (probeRefused).
+	probe   uint8
+	probeIn time.Duration
+}
+
+// firstProbe: an endpoint's first bare 429, after a burst the server took
+// (more than one request), comes from a bucket, which takes the next
+// request about one interval on, or from a window spent early, which
+// refuses until it turns; nothing tells which. A second's block costs a
+// bucket a second of its rate; so the first refusal blocks one interval
+// at the rate the cut starts from, and the request that probes it
+// decides: taken, the endpoint is paced from there; refused (the same
+// event, no second cut), it is blocked for BareBlockMax as before. A
+// window costs one 429 more, once.
+const (
+	probePending uint8 = iota + 1
+	probeDone
+	probeRefused
+)
+
+// startProbe marks the first refusal of key's endpoint (firstProbe),
+// blocking it one interval at rate.
+func (m *Memory) startProbe(key string, rate float64) {
+	if rate <= 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if st := m.aimd[key]; st != nil && st.probe == 0 {
+		st.probe, st.probeIn = probePending, min(time.Duration(float64(time.Second)/rate), BareBlockMax)
+	}
 }
 
 // noBurstClose: a no-burst limiter's bounds this close (ceiling over lo)
@@ -662,6 +695,11 @@ func (m *Memory) cut(key string, sentAt time.Time, gap time.Duration, now time.T
 		m.aimd[key] = st
 	} else if !sentAt.After(st.lastCut) || now.Sub(st.lastCut) < minGap {
 		return 0, false, false, 0, false
+	} else if st.probe == probePending {
+		// The probe after the first refusal's short block, refused: a
+		// window that has not turned. The same event (firstProbe).
+		st.probe = probeRefused
+		return 0, false, false, 0, false
 	} else if bounded && gap.Seconds()*st.rate < noBurstEarly && sentAt.Sub(st.lastCut) < reserveAhead {
 		// Sent sooner after the request before it than the pace now
 		// allows: a turn booked at the old pace, refused as the cut's
@@ -739,6 +777,11 @@ func (m *Memory) bareBlock(r *Request, now time.Time) (time.Duration, bool) {
 	var d time.Duration
 	early := false // refused for coming early: the retry waits d too
 	switch {
+	case st != nil && st.probe == probePending && st.run == 1:
+		return st.probeIn, false
+	case st != nil && st.probe == probeRefused:
+		st.probe = probeDone
+		return BareBlockMax, false
 	case st != nil && st.noBurst && st.rate > 0 && (acc <= 0 || st.gapBound):
 		early = true
 		// A limiter with no burst refused the requests that came too
