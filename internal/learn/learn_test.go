@@ -1796,13 +1796,7 @@ func TestAIMDRefusalAtTheOldPaceIsTheSameEvent(t *testing.T) {
 	var m Memory
 	r := request()
 	r.Rate = 10
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	step := func(status, sent int) Plan {
-		var p Plan
-		obs := &header.Observation{Status: status, Throttled: status == 429}
-		m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: ms(sent), Now: ms(sent + 20)}, &p)
-		return p
-	}
+	step := stepper(&m, r, 20)
 	for i := range 31 {
 		step(200, 100*i)
 	}
@@ -2039,13 +2033,7 @@ func TestFirstBare429AfterABurstProbes(t *testing.T) {
 		var m Memory
 		r := request()
 		r.Rate, r.MaxRate = 0, 0
-		ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-		step := func(status, sent int) Plan {
-			var p Plan
-			obs := &header.Observation{Status: status, Throttled: status == 429}
-			m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: ms(sent), Now: ms(sent + 10)}, &p)
-			return p
-		}
+		step := stepper(&m, r, 10)
 		for i := range 6 { // a burst of six taken
 			step(200, 5*i)
 		}
@@ -2069,5 +2057,18 @@ func TestFirstBare429AfterABurstProbes(t *testing.T) {
 		if p = step(429, 2400); len(p.Update.Rates) != 1 || p.BareBlock == BareBlockMax {
 			t.Errorf("refusal after the probe was taken: rates %+v, block %v; want a cut and a block of a few intervals", p.Update.Rates, p.BareBlock)
 		}
+	}
+}
+
+// stepper returns a function that plans a bare answer of r's endpoint
+// with status to a request sent at sent ms after t0 and answered rtt ms
+// later.
+func stepper(m *Memory, r *Request, rtt int) func(status, sent int) Plan {
+	return func(status, sent int) Plan {
+		var p Plan
+		at := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+		obs := &header.Observation{Status: status, Throttled: status == 429}
+		m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: at(sent), Now: at(sent + rtt)}, &p)
+		return p
 	}
 }
