@@ -267,18 +267,22 @@ func TestFlusherDelayAndBound(t *testing.T) {
 			t.Errorf("at flushDelay: %d release calls, %d queued; want one and none", n, q)
 		}
 
-		// Past maxQueued, a release is its own call.
-		leases := make([]store.Lease, maxQueued+1)
+		// Past maxQueued, a release is its own call, which carries the
+		// queue before it.
+		leases := make([]store.Lease, 2*maxQueued+1)
 		for i := range leases {
 			leases[i] = admit()
 		}
-		for _, l := range leases {
+		for _, l := range leases[:maxQueued+1] {
 			_ = s.Release(ctx, a, l)
 		}
-		if n, q := f.count("release"), s.Stats().Queued; n != 2 || q != maxQueued {
-			t.Errorf("%d releases: %d release calls, %d queued; want 2 and %d", len(leases), n, q, maxQueued)
+		if n, q, keys := f.count("release"), s.Stats().Queued, len(f.lastKeys("release")); n != 2 || q != 0 || keys != maxQueued+1 {
+			t.Errorf("%d releases: %d release calls, %d queued, the last with %d keys; want 2, none, and %d", maxQueued+1, n, q, keys, maxQueued+1)
 		}
 		// Close sends the rest, foldBatch a call, at once.
+		for _, l := range leases[maxQueued+1:] {
+			_ = s.Release(ctx, a, l)
+		}
 		s.Close()
 		if n, q := f.count("release"), s.Stats().Queued; n != 2+maxQueued/foldBatch || q != 0 {
 			t.Errorf("after Close: %d release calls, %d queued; want %d and none", n, q, 2+maxQueued/foldBatch)
