@@ -51,6 +51,25 @@ func countedClient(t *testing.T, srv *redistest.Server) (*redis.Client, *trips) 
 	return c, cnt
 }
 
+// pairOnRedis returns two Stores on one redis-server, prefix and manual
+// clock, as two processes: a, whose round trips on a request's path cnt
+// counts and whose queue only a call carries (its flusher waits an hour),
+// and b. Both are closed when the test ends.
+func pairOnRedis(t *testing.T) (a, b *Store, cnt *trips, clock *storetest.Clock) {
+	srv := redistest.Start(t)
+	c, cnt := countedClient(t, srv)
+	clock = storetest.NewClock()
+	cfg := Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second}
+	a = New(c, cfg)
+	a.flushAfter = time.Hour
+	b = New(srv.NewClient(t), cfg)
+	t.Cleanup(func() {
+		a.Close()
+		b.Close()
+	})
+	return a, b, cnt, clock
+}
+
 // A request through a Store is one round trip: its admission, which also
 // carries the release of the request before it; its own release costs
 // none. Each admission finds the slot of the one before free.
@@ -101,15 +120,7 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 // admission that carried it. Until then other processes see the slot
 // taken.
 func TestNextAdmissionCarriesRelease(t *testing.T) {
-	srv := redistest.Start(t)
-	c, cnt := countedClient(t, srv)
-	clock := storetest.NewClock()
-	cfg := Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second}
-	a := New(c, cfg)
-	a.flushAfter = time.Hour // only a call carries it
-	b := New(srv.NewClient(t), cfg)
-	defer a.Close()
-	defer b.Close()
+	a, b, cnt, clock := pairOnRedis(t)
 	tenant := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant", Limit: 1}}}
 	w := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant", Limit: 1}, {Key: "issue 1", Gap: time.Second}}}
 	ctx := context.Background()

@@ -7,9 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/heedhttp/heed/redisstore/redistest"
 	"github.com/heedhttp/heed/store"
-	"github.com/heedhttp/heed/storetest"
 )
 
 // count is the update of a response that reports what is left of a 1/s
@@ -18,20 +16,25 @@ func count(key string) *store.Update {
 	return &store.Update{Rates: []store.RateUpdate{{Key: key, Rate: 1, Burst: 1, Free: 0, HasFree: true, TTL: time.Hour}}}
 }
 
+// queuedOnFake returns a Store on a fakeRedis, in a synctest bubble, with
+// count("endpoint") queued; it is closed when the test ends.
+func queuedOnFake(t *testing.T) (*Store, *fakeRedis) {
+	f := &fakeRedis{}
+	s := New(f, Config{})
+	f.s = s
+	t.Cleanup(func() { s.Close() })
+	if err := s.Update(context.Background(), count("endpoint")); err != nil {
+		t.Fatal(err)
+	}
+	return s, f
+}
+
 // An update without a block costs no round trip of its own: it is queued,
 // and the Store's next admission carries it, applied before its decision,
 // in its one round trip, on the clock of when it was made. Until then
 // other processes do not see it.
 func TestQueuedUpdateGoesWithNextAdmission(t *testing.T) {
-	srv := redistest.Start(t)
-	c, cnt := countedClient(t, srv)
-	clock := storetest.NewClock()
-	cfg := Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second}
-	a := New(c, cfg)
-	a.flushAfter = time.Hour // only a call carries it
-	b := New(srv.NewClient(t), cfg)
-	defer a.Close()
-	defer b.Close()
+	a, b, cnt, clock := pairOnRedis(t)
 	endpoint := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "endpoint", Rate: 1e9, Burst: 1e9}}}
 	other := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "other", Rate: 1e9, Burst: 1e9}}}
 	ctx := context.Background()
@@ -66,15 +69,7 @@ func TestQueuedUpdateGoesWithNextAdmission(t *testing.T) {
 // another process is blocked at once. It carries the queued updates
 // before it, in the same round trip.
 func TestUpdateWithBlockCarriesQueue(t *testing.T) {
-	srv := redistest.Start(t)
-	c, cnt := countedClient(t, srv)
-	clock := storetest.NewClock()
-	cfg := Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second}
-	a := New(c, cfg)
-	a.flushAfter = time.Hour
-	b := New(srv.NewClient(t), cfg)
-	defer a.Close()
-	defer b.Close()
+	a, b, cnt, _ := pairOnRedis(t)
 	ctx := context.Background()
 	// Load the script.
 	if err := a.Update(ctx, &store.Update{Blocks: []store.Block{{Key: "other", For: time.Millisecond}}}); err != nil {
@@ -101,13 +96,7 @@ func TestUpdateWithBlockCarriesQueue(t *testing.T) {
 
 // Close sends the queued updates.
 func TestCloseSendsQueuedUpdates(t *testing.T) {
-	srv := redistest.Start(t)
-	clock := storetest.NewClock()
-	cfg := Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second}
-	a := New(srv.NewClient(t), cfg)
-	a.flushAfter = time.Hour
-	b := New(srv.NewClient(t), cfg)
-	defer b.Close()
+	a, b, _, _ := pairOnRedis(t)
 	ctx := context.Background()
 	for i := range 3 {
 		if err := a.Update(ctx, count(fmt.Sprint("endpoint ", i))); err != nil {
@@ -131,14 +120,8 @@ func TestCloseSendsQueuedUpdates(t *testing.T) {
 // the queue before it.
 func TestFlusherSendsQueuedUpdate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := &fakeRedis{}
-		s := New(f, Config{})
-		f.s = s
-		defer s.Close()
+		s, f := queuedOnFake(t)
 		ctx := context.Background()
-		if err := s.Update(ctx, count("endpoint")); err != nil {
-			t.Fatal(err)
-		}
 		time.Sleep(flushDelay - time.Nanosecond)
 		synctest.Wait()
 		if n, u, q := f.count("release"), f.count("update"), s.Stats().Queued; n != 0 || u != 0 || q != 1 {
@@ -172,14 +155,8 @@ func TestFlusherSendsQueuedUpdate(t *testing.T) {
 // it, and its rate is kept as learned there.
 func TestQueuedUpdateNotResentWhenCallFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		f := &fakeRedis{}
-		s := New(f, Config{})
-		f.s = s
-		defer s.Close()
+		s, f := queuedOnFake(t)
 		ctx := context.Background()
-		if err := s.Update(ctx, count("endpoint")); err != nil {
-			t.Fatal(err)
-		}
 		f.setDown(true)
 		_, _ = s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "endpoint", Rate: 1e9, Burst: 1e9}}})
 		if st := s.Stats(); st.Pending != 0 || st.Queued != 0 {
