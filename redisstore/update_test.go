@@ -7,7 +7,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/heedhttp/heed/redisstore/redistest"
 	"github.com/heedhttp/heed/store"
+	"github.com/heedhttp/heed/storetest"
 )
 
 // count is the update of a response that reports what is left of a 1/s
@@ -180,4 +182,34 @@ func TestQueuedUpdateNotResentWhenCallFails(t *testing.T) {
 			t.Errorf("%d update or release calls after Redis answered again, want none", n-before)
 		}
 	})
+}
+
+// In lease mode, a grant carries the queued updates as an admission does:
+// the turns it books follow what they taught.
+func TestGrantCarriesQueuedUpdate(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := storetest.NewClock()
+	s, cnt := leaseStore(t, srv, redistest.Prefix(t), clock, 8)
+	s.flushAfter = time.Hour
+	ctx := context.Background()
+	endpoint := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "endpoint", Rate: 1e9, Burst: 1e9}}}
+	if _, err := s.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "other", Rate: 1e9, Burst: 1e9}}}); err != nil {
+		t.Fatal(err) // load the script
+	}
+	cnt.n.Store(0)
+	if err := s.Update(pathCtx, count("endpoint")); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := s.Admit(pathCtx, endpoint); err != nil || d.Reason != store.Paced || d.Wait != time.Second {
+		t.Errorf("the grant after the update = %+v, %v; want paced for 1s by the count it carried", d, err)
+	}
+	if n, q := cnt.n.Load(), s.Stats().Queued; n != 1 || q != 0 {
+		t.Errorf("the update and the grant made %d round trips, leaving %d queued; want one, none", n, q)
+	}
+	s.mu.Lock()
+	kr := s.rates["endpoint"]
+	s.mu.Unlock()
+	if kr.rate != 1 || kr.dirty {
+		t.Errorf("rate kept = %+v; want 1, as Redis set it", kr)
+	}
 }
