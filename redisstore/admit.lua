@@ -5,12 +5,12 @@
 -- scope's slots (shares.lua).
 --
 -- KEYS: the epoch key, the lease's undo marker, then per scope i its state
--- hash and its lease set, then the keys of the release section.
+-- hash and its lease set, then the keys of the pending section.
 -- A: now_s now_ns cost paced max_wait lease_ttl lease background reserve
 --    epoch new_epoch grace drain scopes meter turns counted, then per
---    scope: rate burst limit gap cost window, then the
---    release section (see releases): the Store's releases queued since its
---    last call, given back before the decision.
+--    scope: rate burst limit gap cost window, then the pending section
+--    (see pending.lua): the Store's releases and updates queued since its
+--    last call, applied before the decision.
 --    Durations in nanoseconds; paced and background are 1 or 0; drain is
 --    '-' or when the Store returned from its fallback (ns from now);
 --    lease is 0 when no scope takes one; epoch is the one the Store last
@@ -26,7 +26,8 @@
 -- sent, else nil; the last three only for an admission with a meter:
 -- Decision.Metered, Rate and Ceiling), and for a grant past its blocks
 -- always those eight (false where absent) and how many turns it booked
--- behind the caller's;
+-- behind the caller's; and when the queued updates set rates, those
+-- nine (false where absent) and the rates as set, as strings, in order;
 -- with reason 0 admitted, 1 blocked, 2 paced, 3 busy, 4 spaced, and -1
 -- when Redis lost its data since the Store's epoch; the order of the
 -- checks and the arithmetic are those of memstore.Store.Admit and
@@ -61,19 +62,31 @@ for i = 1, n do
   if not (cost[i] > 0) then cost[i] = reqCost end
 end
 
--- Releases first: they happened before this admission, whatever the epoch.
-releases(H + n * W + 1, 3 + 2 * n)
+-- The Store's queued releases and updates first: they happened before this
+-- admission, whatever the epoch.
+local carried = {}
+pending(H + n * W + 1, 3 + 2 * n, carried)
+
+-- reply returns the reply d, followed, when the queued updates set rates,
+-- by those rates: the fields up to the ninth then all present (false where
+-- absent), the rates tenth.
+local function reply(d)
+  if #carried == 0 then return d end
+  for j = 5, 9 do d[j] = d[j] or false end
+  d[10] = carried
+  return d
+end
 
 local ep, lost, grace = epoch(KEYS[1], A[10], A[11], num(12))
 -- Redis lost its data: decide nothing until the Store has re-asserted what
 -- it holds.
-if lost then return {-1, 0, 0, 0, ep} end
+if lost then return reply({-1, 0, 0, 0, ep}) end
 -- The epoch is sent back only when the Store does not know it yet.
 if A[10] == ep then ep = nil end
 -- The client gave this admission up (it timed out) and undid it first.
-if lease ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then return {0, 0, 0, 0, ep} end
+if lease ~= '0' and redis.call('EXISTS', KEYS[2]) == 1 then return reply({0, 0, 0, 0, ep}) end
 -- Just after a loss, every Store that holds a block re-asserts it.
-if grace then return {3, 0, grace, 0, ep} end
+if grace then return reply({3, 0, grace, 0, ep}) end
 
 local b, g, t, r, k, u, x, left, e = {}, {}, {}, {}, {}, {}, {}, {}, {}
 for i = 1, n do
@@ -98,7 +111,7 @@ end
 
 -- Blocks first: nothing is reserved for a request that cannot go.
 local d = latest(b, 1)
-if d then return d end
+if d then return reply(d) end
 if drain then
   -- After a return from the fallback, a write to a spaced resource is
   -- assumed at the return (some process may have written locally), unless
@@ -112,16 +125,16 @@ if drain then
   end
 end
 d = latest(g, 4)
-if d then return d end
+if d then return reply(d) end
 
 -- A grant's reply: the turns booked behind the caller's, after the
 -- decision's own fields.
 local extra = 0
 local function out(d)
-  if turns <= 0 then return d end
+  if turns <= 0 then return reply(d) end
   for j = 5, 8 do d[j] = d[j] or false end
   d[9] = extra
-  return d
+  return reply(d)
 end
 
 if turns <= 0 then
@@ -129,7 +142,7 @@ if turns <= 0 then
   for i = 1, n do
     if limit[i] > 0 and window[i] <= 0 then
       redis.call('ZREMRANGEBYSCORE', K[2 * i], '-inf', nowUs)
-      if redis.call('ZCARD', K[2 * i]) >= limit[i] then return {3, i - 1, 0, 0, ep} end
+      if redis.call('ZCARD', K[2 * i]) >= limit[i] then return reply({3, i - 1, 0, 0, ep}) end
     end
   end
 end
@@ -148,7 +161,7 @@ do
       end
     end
   end
-  if fullest > 0 then return {2, fullest - 1, full, 0, ep} end
+  if fullest > 0 then return reply({2, fullest - 1, full, 0, ep}) end
 end
 
 if not paced then

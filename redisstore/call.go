@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/heedhttp/heed/store"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -43,7 +44,7 @@ type call struct {
 	keyBuf  []byte
 	keyEnds []int
 	keys    []string
-	ops     []pendingOp // the queued releases the call carries
+	ops     []pendingOp // the queued releases and updates the call carries
 }
 
 func (c *call) reset() {
@@ -88,18 +89,33 @@ func (c *call) bool(b bool) {
 	}
 }
 
-// releases appends the release section of ops (see common.lua): their
-// count, then per release its lease, how long ago it was made on the
-// Store's clock, and its scopes' gaps, with the keys of its scopes (the
-// state hash only of a scope with a gap).
-func (c *call) releases(s *Store, ops []pendingOp) {
-	c.int(int64(len(ops)))
-	if len(ops) == 0 {
-		return
+// pending appends the pending section (see pending.lua): ops, the
+// releases and updates a call carries, the oldest first, then own, the
+// call's own update, unless nil. It returns how many rates the section
+// sets, which the script reports as set.
+func (c *call) pending(s *Store, ops []pendingOp, own *store.Update) (rates int) {
+	n := len(ops)
+	for i := range ops {
+		if u := ops[i].upd; u != nil {
+			rates += len(u.Rates)
+		}
+	}
+	if own != nil {
+		n++
+		rates += len(own.Rates)
+	}
+	c.int(int64(n))
+	c.int(int64(rates))
+	if n == 0 {
+		return 0
 	}
 	now := s.clock()
 	for i := range ops {
 		op := &ops[i]
+		if op.upd != nil {
+			c.update(s, op.upd, now.Sub(op.at), op.at)
+			continue
+		}
 		c.uint(uint64(op.lease))
 		if op.at.IsZero() {
 			c.int(0)
@@ -114,6 +130,74 @@ func (c *call) releases(s *Store, ops []pendingOp) {
 			}
 			c.key(s.tag, ":l:", sc.key)
 		}
+	}
+	if own != nil {
+		c.update(s, own, 0, now)
+	}
+	return rates
+}
+
+// update appends an update of the pending section, made age ago, at on
+// the Store's clock.
+func (c *call) update(s *Store, u *store.Update, age time.Duration, at time.Time) {
+	nb := 0
+	for _, b := range u.Blocks {
+		if b.For > 0 {
+			nb++
+		}
+	}
+	c.str("u")
+	c.dur(age)
+	c.int(int64(nb))
+	c.int(int64(len(u.Rates)))
+	c.int(int64(len(u.Charges)))
+	c.int(int64(s.maxScopes))
+	c.key(s.epochKey, "", "")
+	c.key(s.tag, ":i", "")
+	for _, b := range u.Blocks {
+		if b.For > 0 {
+			c.key(s.tag, ":s:", b.Key)
+			if b.Bound {
+				c.int(-int64(b.For)) // a bound comes negated
+			} else {
+				c.dur(b.For)
+			}
+		}
+	}
+	for i := range u.Rates {
+		r := &u.Rates[i]
+		c.key(s.tag, ":s:", r.Key)
+		c.float(finite(r.Rate))
+		c.float(finite(r.Factor))
+		c.float(finite(r.Add))
+		c.float(finite(r.Default))
+		c.float(finite(r.Min))
+		c.float(finite(r.Max))
+		c.float(finite(r.Burst))
+		c.dur(orDefault(r.TTL, s.rateTTL))
+		if r.HasFree {
+			// What is owed: the burst less what is free, as memstore
+			// computes it.
+			b := max(finite(r.Burst), 1)
+			c.float(b - min(max(finite(r.Free), -b), b))
+		} else {
+			c.float(-1)
+		}
+		if r.Factor > 0 && r.Factor < 1 && !r.Event.IsZero() {
+			c.dur(at.Sub(r.Event)) // how long before the update the event began
+		} else {
+			c.int(-1)
+		}
+		if r.HasFree && r.Until > 0 {
+			c.dur(r.Until)
+		} else {
+			c.int(0)
+		}
+		c.float(nonNeg(r.Ceiling))
+	}
+	for _, ch := range u.Charges {
+		c.key(s.tag, ":s:", ch.Key)
+		c.float(finite(ch.Cost))
 	}
 }
 

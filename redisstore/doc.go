@@ -7,23 +7,42 @@
 //	store := redisstore.New(rdb, redisstore.Config{Instances: 8})
 //	client := &http.Client{Transport: &heed.Transport{Store: store, Profile: profile.Jira()}}
 //
-// # One round trip per decision
+// # One round trip per request
 //
 // [Store.Admit] runs one Lua script (admit.lua) over all of a request's
 // scopes: blocks first, then write gaps, then concurrency caps, then GCRA
 // pacing in every scope at the common send time, then leases; the same
 // decision, to the nanosecond, as [memstore.Store] (package storetest
-// checks both against one suite and against each other). [Store.Update]
-// is one script too. [Store.Release] costs no round trip of its own, so a
-// request through a [heed.Transport] is one round trip on its path: the
-// release is queued, and the Store's next admission or update gives it
-// back in its own script, before its decision; when no call comes within
-// 2ms, a background flusher sends it. A release's gaps start at the
-// instant of Release all the same, and the Store's own next admission
-// finds its slot free; other processes see the slot free at most 2ms
-// (plus a round trip) later. At most 256 releases are queued (beyond, a
-// release is its own call), and [Store.Close] sends them. Scripts run by
-// EVALSHA, falling back to EVAL when the server does not know them yet.
+// checks both against one suite and against each other). A request
+// through a [heed.Transport] is one round trip on its path, what its
+// response taught and its release included: [Store.Release], and
+// [Store.Update] of an update without a block (rates, charges, a server's
+// count of what is left: what most responses teach), cost no round trip
+// of their own. They are queued, in order, and the Store's next call
+// carries them all in its own script, applied before its decision; when
+// no call comes within 2ms, a background flusher sends them. So:
+//
+//   - the Store's own next admission finds the slot of a release free and
+//     decides on what an update taught;
+//   - other processes see them at most 2ms (plus a round trip) later;
+//   - a release's gaps start at the instant of Release all the same, and
+//     an update is applied on the clock of when it was made;
+//   - an update with a block (a 429's) is its own call, and returns once
+//     Redis has it: nothing is admitted past a wait the server mandated.
+//     It carries the queue before it.
+//
+// At most 256 releases and updates are queued: beyond, and after
+// [Store.Close], each is sent at once, in a call that carries the queue
+// before it. [Store.Close] sends the queue. A queued update is applied
+// once or not at all: one whose call fails is not sent again (a count
+// applied twice would give back what was spent since); the local fallback
+// has it, and its rates are re-asserted as those learned there (see
+// below). Queuing them in the script of the next call, rather than
+// pipelining update.lua before admit.lua, keeps them in one atomic script
+// with the decision (nothing runs in between, on a Cluster's node too),
+// costs one script call, not two, and needs nothing of the client but
+// scripts (see [Client]). Scripts run by EVALSHA, falling back to EVAL
+// when the server does not know them yet.
 //
 // Decisions are taken on the Redis server's clock (TIME), so processes
 // whose clocks disagree still agree on when a block ends.
@@ -115,8 +134,10 @@
 //
 // Nothing a fault interrupts is lost. Leases taken in the fallback are
 // released there. A release that cannot reach Redis (queued releases whose
-// call failed among them) is kept and delivered when Redis answers again. An admission whose reply is lost (a paused
-// server runs it when it resumes) is undone: its lease id is chosen before
+// call failed among them) is kept and delivered when Redis answers again.
+// An update that cannot reach Redis has its effect in the fallback, and
+// its rates are re-asserted when Redis is back. An admission whose reply
+// is lost (a paused server runs it when it resumes) is undone: its lease id is chosen before
 // the call, and the undo leaves a marker that makes the late admission a
 // no-op. Blocks are also kept locally, so a process that loses Redis still
 // honours them.

@@ -246,6 +246,12 @@ func TestGrantsHonourBlocksAndCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The update is queued: a's next call to Redis carries it (here an
+	// admission decided per request, a background one; else a's flusher
+	// within 2ms).
+	if d, err := a.Admit(ctx, &store.Admission{Scopes: []store.ScopeAdmit{{Key: "elsewhere"}}, Background: true}); err != nil || d.Reason != store.Admitted {
+		t.Fatalf("a.Admit elsewhere = %+v, %v", d, err)
+	}
 	n := 0
 	for ; n < 20; n++ {
 		if d, _ := b.Admit(ctx, &store.Admission{Scopes: adm.Scopes, MaxWait: time.Millisecond}); d.Reason != store.Admitted {

@@ -95,8 +95,9 @@ type Stats struct {
 	Losses uint64
 	// Pending is how many releases and undos wait for Redis to answer.
 	Pending int
-	// Queued is how many releases wait, 2ms at most, to go to Redis with
-	// the Store's next call (see [Store.Release]).
+	// Queued is how many releases and updates wait, 2ms at most, to go to
+	// Redis with the Store's next call (see [Store.Release] and
+	// [Store.Update]).
 	Queued int
 	// Dropped counts releases and undos given up because too many were
 	// pending; their leases expire by their TTL.

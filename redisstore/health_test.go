@@ -61,16 +61,31 @@ func (f *fakeRedis) EvalSha(ctx context.Context, sha string, keys []string, args
 	}
 	f.calls[name]++
 	f.keys[name] = append([]string(nil), keys...)
+	// The rates the pending section's updates set (see pending.lua), each
+	// reported as 1.
+	a := strings.Fields(string(args[0].([]byte)))
+	section := map[string]int{"update": 5, "release": 2}[name]
+	if name == "admit" {
+		n, _ := strconv.Atoi(a[13])
+		section = 17 + 6*n
+	}
+	var set []any
+	if section > 0 {
+		nr, _ := strconv.Atoi(a[section+1])
+		for range nr {
+			set = append(set, "1")
+		}
+	}
 	switch name {
 	case "admit":
+		if len(set) > 0 {
+			return redis.NewCmdResult([]any{int64(0), int64(0), int64(0), int64(0), "epoch", nil, nil, nil, nil, set}, nil)
+		}
 		return redis.NewCmdResult([]any{int64(0), int64(0), int64(0), int64(0), "epoch"}, nil)
 	case "update":
-		nr, _ := strconv.Atoi(strings.Fields(string(args[0].([]byte)))[6])
-		reply := []any{"epoch"}
-		for range nr {
-			reply = append(reply, "1")
-		}
-		return redis.NewCmdResult(reply, nil)
+		return redis.NewCmdResult(append([]any{"epoch"}, set...), nil)
+	case "release":
+		return redis.NewCmdResult(append([]any{}, set...), nil)
 	}
 	return redis.NewCmdResult(int64(0), nil)
 }

@@ -28,30 +28,20 @@ const reassertBatch = 200
 // after its own work.
 const deliverBatch = 32
 
-// flushDelay bounds how long a release waits in the queue for the Store's
-// next call before the flusher sends it on its own.
-const flushDelay = 2 * time.Millisecond
-
-// maxQueued bounds the queue of releases waiting for the Store's next
-// call; beyond it, a release is its own call. foldBatch is how many of
-// them one call carries.
-const (
-	maxQueued = 256
-	foldBatch = 32
-)
-
 // recovery is what a Store keeps so that Redis's faults cost nothing:
 // releases and undos that could not reach Redis, and the blocks and rates
 // to re-assert when Redis has lost them. It also holds the queue of
-// releases that wait to go to Redis with the Store's next call.
+// releases and updates that wait to go to Redis with the Store's next
+// call.
 type recovery struct {
 	newEpoch string                 // the epoch this Store creates when Redis has none
 	epoch    atomic.Pointer[string] // the epoch last seen; nil for none
 
 	mu           sync.Mutex
-	queued       []pendingOp // releases for the next call, the oldest first
-	flushing     bool        // the flusher runs
-	inFlight     int         // how many of the first queued the flusher sends
+	queued       []pendingOp   // releases and updates for the next call, the oldest first
+	flushing     bool          // the flusher runs
+	inFlight     int           // how many of the first queued the flusher sends
+	sending      chan struct{} // closed when the flusher's call that carries updates returns
 	flushDone    sync.WaitGroup
 	pending      []pendingOp
 	dropped      uint64
@@ -70,17 +60,22 @@ type recovery struct {
 	losses     atomic.Uint64
 }
 
-// pendingOp is a release, or an undo of an admission whose reply was lost.
+// pendingOp is a release, an undo of an admission whose reply was lost,
+// or a queued update.
 type pendingOp struct {
 	tries  int // deliveries that failed
 	undo   bool
 	lease  store.Lease
 	scopes []opScope // the scopes that take leases
-	// at is when a queued release was made, on the Store's clock: its gaps
-	// start then. Zero for a kept one: its gaps start when it is
+	// upd is a queued update (no block: see Store.Update), which the
+	// Store owns; nil for a release or an undo.
+	upd *store.Update
+	// at is when a queued release or update was made, on the Store's
+	// clock: a release's gaps start then, and an update's instants count
+	// from then. Zero for a kept release: its gaps start when it is
 	// delivered.
 	at  time.Time
-	due time.Time // when the flusher sends a queued release
+	due time.Time // when the flusher sends a queued op
 }
 
 // opScope is a scope of a pendingOp: its key, and its gap, for a release.
@@ -203,9 +198,17 @@ func holdsLease(a *store.Admission) bool {
 }
 
 // keepAll keeps releases that a call carried and that may not have reached
-// Redis (delivering one twice does nothing).
+// Redis (delivering one twice does nothing). An update it carried is not
+// sent again, since applying one twice would count it twice: the local
+// fallback has it, and its rates are kept as learned there, as an update
+// that fails always is.
 func (s *Store) keepAll(ops []pendingOp) {
 	for _, op := range ops {
+		if op.upd != nil {
+			s.keepRates(op.upd.Rates, nil, true)
+			s.recycle(op.upd)
+			continue
+		}
 		s.keep(op)
 	}
 }
@@ -260,9 +263,10 @@ func (s *Store) keepBlocks(blocks []store.Block) {
 	}
 }
 
-// keepRates records the rates an update set: as Redis reported them, or,
-// in the fallback, as the local state holds them (times Instances).
-func (s *Store) keepRates(us []store.RateUpdate, set []string, dirty bool) {
+// keepRates records the rates an update set: as Redis reported them (set,
+// strings), or, in the fallback, as the local state holds them (times
+// Instances).
+func (s *Store) keepRates(us []store.RateUpdate, set []any, dirty bool) {
 	if len(us) == 0 {
 		return
 	}
@@ -273,7 +277,8 @@ func (s *Store) keepRates(us []store.RateUpdate, set []string, dirty bool) {
 		u := &us[i]
 		var rate float64
 		if set != nil {
-			rate, _ = strconv.ParseFloat(set[i], 64)
+			str, _ := set[i].(string)
+			rate, _ = strconv.ParseFloat(str, 64)
 		} else if snap, ok := s.mem.Snapshot(u.Key); ok {
 			rate = snap.Rate * float64(s.instances)
 		}
@@ -396,7 +401,7 @@ func (s *Store) deliverOp(ctx context.Context, op pendingOp) error {
 	c.reset()
 	c.time(s.now)
 	if !op.undo {
-		c.releases(s, []pendingOp{op})
+		c.pending(s, []pendingOp{op}, nil)
 		_, err := c.run(ctx, s, s.release)
 		return err
 	}
@@ -407,124 +412,6 @@ func (s *Store) deliverOp(ctx context.Context, op pendingOp) error {
 	}
 	_, err := c.run(ctx, s, s.undo)
 	return err
-}
-
-// enqueue adds a release to the queue of those that go to Redis with the
-// Store's next call, and starts the flusher if it is not running. It
-// reports false, queuing nothing, when the queue is full or the Store
-// closed.
-func (s *Store) enqueue(op pendingOp) bool {
-	op.due = time.Now().Add(s.flushAfter)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || len(s.queued) >= maxQueued {
-		return false
-	}
-	s.queued = append(s.queued, op)
-	s.nQueued.Store(int32(len(s.queued)))
-	if !s.flushing {
-		s.flushing = true
-		s.flushDone.Add(1)
-		go s.flusher()
-	}
-	return true
-}
-
-// takeQueued appends up to foldBatch queued releases, the oldest first, to
-// dst, for a call to carry, and removes them from the queue.
-func (s *Store) takeQueued(dst []pendingOp) []pendingOp {
-	if s.nQueued.Load() == 0 {
-		return dst
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.takeQueuedLocked(dst)
-}
-
-func (s *Store) takeQueuedLocked(dst []pendingOp) []pendingOp {
-	n := min(len(s.queued), foldBatch)
-	dst = append(dst, s.queued[:n]...)
-	s.dropQueuedLocked(n)
-	return dst
-}
-
-// dropQueuedLocked removes the first n queued releases.
-func (s *Store) dropQueuedLocked(n int) {
-	rest := copy(s.queued, s.queued[n:])
-	clear(s.queued[rest:])
-	s.queued = s.queued[:rest]
-	s.nQueued.Store(int32(rest))
-	s.inFlight = max(s.inFlight-n, 0)
-}
-
-// flusher sends the queued releases that no call carried within
-// flushDelay, so that a Store's last request does not keep its slot. It
-// runs while releases are queued; after Close it sends them all at once.
-//
-// The releases it sends stay queued until its call returns, so that an
-// admission made meanwhile carries them too and finds their slots free
-// whichever call Redis runs first (a release given twice does nothing the
-// second time).
-func (s *Store) flusher() {
-	defer s.flushDone.Done()
-	var (
-		t   *time.Timer
-		ops []pendingOp
-	)
-	defer func() {
-		if t != nil {
-			t.Stop()
-		}
-	}()
-	for {
-		s.mu.Lock()
-		if len(s.queued) == 0 {
-			s.flushing = false
-			s.mu.Unlock()
-			return
-		}
-		wait := time.Until(s.queued[0].due)
-		if wait <= 0 || s.closed {
-			n := min(len(s.queued), foldBatch)
-			ops = append(ops[:0], s.queued[:n]...)
-			s.inFlight = n
-			s.mu.Unlock()
-			s.flush(ops)
-			clear(ops)
-			s.mu.Lock()
-			s.dropQueuedLocked(s.inFlight) // those no call took meanwhile
-			s.mu.Unlock()
-			continue
-		}
-		s.mu.Unlock()
-		if t == nil {
-			t = time.NewTimer(wait)
-		} else {
-			t.Reset(wait)
-		}
-		select {
-		case <-t.C:
-		case <-s.stop:
-		}
-	}
-}
-
-// flush sends queued releases in one call of their own; those that may
-// not have reached Redis are kept, as a release that fails always is.
-func (s *Store) flush(ops []pendingOp) {
-	use, probe := s.begin()
-	if !use {
-		s.keepAll(ops)
-		return
-	}
-	ctx := context.Background()
-	err := s.releaseRedis(ctx, ops)
-	s.end(ctx, probe, "release", err)
-	if err != nil {
-		s.keepAll(ops)
-		return
-	}
-	s.deliver(ctx)
 }
 
 // guard runs while the Store holds a running block: every GuardInterval
@@ -568,7 +455,7 @@ func (s *Store) guard() {
 	}
 }
 
-// Close sends the queued releases, stops the Store's block guard, its
+// Close sends the queued releases and updates, stops the Store's block guard, its
 // flusher and (in lease mode) the renewal of its shares, gives back the
 // shares not in use, and waits for them to end. The Store still works after Close,
 // without the guard, each release then its own call. Close always returns

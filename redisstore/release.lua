@@ -1,6 +1,9 @@
--- release.lua: give back leases and start the gaps (see releases).
+-- release.lua: give back leases and start the gaps, and apply the updates
+-- queued with them (see pending.lua), when no admission carried them.
 --
--- A: now_s now_ns, then the release section; KEYS: its keys.
+-- A: now_s now_ns, then the pending section; KEYS: its keys.
+-- Returns each rate the section's updates set, in order, as a string.
 
-releases(3, 1)
-return 0
+local out = {}
+pending(3, 1, out)
+return out

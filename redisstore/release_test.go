@@ -51,6 +51,25 @@ func countedClient(t *testing.T, srv *redistest.Server) (*redis.Client, *trips) 
 	return c, cnt
 }
 
+// pairOnRedis returns two Stores on one redis-server, prefix and manual
+// clock, as two processes: a, whose round trips on a request's path cnt
+// counts and whose queue only a call carries (its flusher waits an hour),
+// and b. Both are closed when the test ends.
+func pairOnRedis(t *testing.T) (a, b *Store, cnt *trips, clock *storetest.Clock) {
+	srv := redistest.Start(t)
+	c, cnt := countedClient(t, srv)
+	clock = storetest.NewClock()
+	cfg := Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second}
+	a = New(c, cfg)
+	a.flushAfter = time.Hour
+	b = New(srv.NewClient(t), cfg)
+	t.Cleanup(func() {
+		a.Close()
+		b.Close()
+	})
+	return a, b, cnt, clock
+}
+
 // A request through a Store is one round trip: its admission, which also
 // carries the release of the request before it; its own release costs
 // none. Each admission finds the slot of the one before free.
@@ -101,15 +120,7 @@ func TestOneRoundTripPerRequest(t *testing.T) {
 // admission that carried it. Until then other processes see the slot
 // taken.
 func TestNextAdmissionCarriesRelease(t *testing.T) {
-	srv := redistest.Start(t)
-	c, cnt := countedClient(t, srv)
-	clock := storetest.NewClock()
-	cfg := Config{Prefix: redistest.Prefix(t), Now: clock.Now, Timeout: 5 * time.Second}
-	a := New(c, cfg)
-	a.flushAfter = time.Hour // only a call carries it
-	b := New(srv.NewClient(t), cfg)
-	defer a.Close()
-	defer b.Close()
+	a, b, cnt, clock := pairOnRedis(t)
 	tenant := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant", Limit: 1}}}
 	w := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant", Limit: 1}, {Key: "issue 1", Gap: time.Second}}}
 	ctx := context.Background()
@@ -267,18 +278,22 @@ func TestFlusherDelayAndBound(t *testing.T) {
 			t.Errorf("at flushDelay: %d release calls, %d queued; want one and none", n, q)
 		}
 
-		// Past maxQueued, a release is its own call.
-		leases := make([]store.Lease, maxQueued+1)
+		// Past maxQueued, a release is its own call, which carries the
+		// queue before it.
+		leases := make([]store.Lease, 2*maxQueued+1)
 		for i := range leases {
 			leases[i] = admit()
 		}
-		for _, l := range leases {
+		for _, l := range leases[:maxQueued+1] {
 			_ = s.Release(ctx, a, l)
 		}
-		if n, q := f.count("release"), s.Stats().Queued; n != 2 || q != maxQueued {
-			t.Errorf("%d releases: %d release calls, %d queued; want 2 and %d", len(leases), n, q, maxQueued)
+		if n, q, keys := f.count("release"), s.Stats().Queued, len(f.lastKeys("release")); n != 2 || q != 0 || keys != maxQueued+1 {
+			t.Errorf("%d releases: %d release calls, %d queued, the last with %d keys; want 2, none, and %d", maxQueued+1, n, q, keys, maxQueued+1)
 		}
 		// Close sends the rest, foldBatch a call, at once.
+		for _, l := range leases[maxQueued+1:] {
+			_ = s.Release(ctx, a, l)
+		}
 		s.Close()
 		if n, q := f.count("release"), s.Stats().Queued; n != 2+maxQueued/foldBatch || q != 0 {
 			t.Errorf("after Close: %d release calls, %d queued; want %d and none", n, q, 2+maxQueued/foldBatch)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,8 @@ const redisLease store.Lease = 1 << 63
 var (
 	//go:embed common.lua
 	commonLua string
+	//go:embed pending.lua
+	pendingLua string
 	//go:embed admit.lua
 	admitLua string
 	//go:embed release.lua
@@ -61,9 +64,10 @@ var (
 // one Prefix) shares blocks, pacing, learned rates, concurrency leases and
 // write gaps, and so behaves as one client. Each [Store.Admit] is one round
 // trip: one Lua script decides over all of the request's scopes on the
-// Redis server's clock. [Store.Release] costs none of its own: releases
-// go to Redis with the Store's next call, or from a background flusher
-// within 2ms. Every key expires when its scope falls idle.
+// Redis server's clock. [Store.Release], and [Store.Update] without a
+// block, cost none of their own: they go to Redis with the Store's next
+// call, before its decision, or from a background flusher within 2ms.
+// Every key expires when its scope falls idle.
 //
 // When Redis fails or is slow several times in a row, the Store falls back
 // to a local [memstore.Store] with the budget divided by
@@ -74,7 +78,7 @@ var (
 // re-asserted when Redis has lost them.
 //
 // A Store is safe for concurrent use. Create one with [New]; [Store.Close]
-// sends the queued releases and stops its goroutines.
+// sends the queued releases and updates and stops its goroutines.
 type Store struct {
 	c                Client
 	tag              string // the key prefix, with its hash tag
@@ -113,7 +117,8 @@ type Store struct {
 	lat latency
 	recovery
 
-	calls sync.Pool // *call
+	calls   sync.Pool // *call
+	updates sync.Pool // *store.Update: the copies of queued updates
 }
 
 // New returns a Store that keeps its state in Redis through c. It panics
@@ -138,9 +143,9 @@ func New(c Client, cfg Config) *Store {
 		now:              cfg.Now,
 		logger:           cfg.Logger,
 		onHealth:         cfg.OnHealth,
-		admit:            redis.NewScript(commonLua + admitLua),
-		release:          redis.NewScript(commonLua + releaseLua),
-		update:           redis.NewScript(commonLua + updateLua),
+		admit:            redis.NewScript(commonLua + pendingLua + admitLua),
+		release:          redis.NewScript(commonLua + pendingLua + releaseLua),
+		update:           redis.NewScript(commonLua + pendingLua + updateLua),
 		undo:             redis.NewScript(commonLua + undoLua),
 		renew:            redis.NewScript(commonLua + renewLua),
 		shares:           redis.NewScript(commonLua + sharesLua),
@@ -301,6 +306,9 @@ func (s *Store) admitRedis(ctx context.Context, a *store.Admission, gr *grantRep
 // admitOnce is one admit.lua call, a grant's when gr is set (which then
 // receives the turns booked ahead). It returns the epoch Redis holds, and
 // the decision unless Redis lost its data since the Store's epoch (lost).
+//
+// The call carries the Store's queued releases and updates (see
+// takeQueued), which Redis applies before it decides.
 func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.Lease, gr *grantReply) (d store.Decision, ep string, lost bool, err error) {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
@@ -351,14 +359,36 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 		c.float(nonNeg(sc.Cost))
 		c.dur(sc.Window)
 	}
-	c.ops = s.takeQueued(c.ops)
-	c.releases(s, c.ops)
+	c.ops, err = s.takeQueued(ctx, c.ops)
+	if err != nil {
+		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: %w", err)
+	}
+	rates := c.pending(s, c.ops, nil)
 	res, err := c.run(ctx, s, s.admit)
 	if err != nil {
 		s.keepAll(c.ops)
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: %w", err)
 	}
 	v, ok := res.([]any)
+	if ok && rates > 0 {
+		// The rates the carried updates set follow the decision's nine
+		// fields.
+		var set []any
+		if len(v) == 10 {
+			set, ok = v[9].([]any)
+		}
+		if !ok || len(set) != rates {
+			s.keepAll(c.ops)
+			return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
+		}
+		s.sent(c.ops, set)
+		v = v[:9]
+		if v[8] == nil {
+			v = v[:8]
+		}
+	} else if ok {
+		s.sent(c.ops, nil)
+	}
 	if !ok || len(v) < 4 || len(v) > 9 || len(v) == 9 && gr == nil {
 		return store.Decision{}, "", false, fmt.Errorf("redisstore: eval admit: unexpected reply %v", res)
 	}
@@ -416,8 +446,8 @@ func (s *Store) admitOnce(ctx context.Context, a *store.Admission, lease store.L
 // flusher. Its gaps start at the instant of Release all the same; only its
 // concurrency slot stays taken on Redis up to 2ms longer (plus the call's
 // time), and not for the Store's own admissions, which carry it. When 256
-// releases are queued already, and after [Store.Close], a release is its
-// own call.
+// releases and updates are queued already, and after [Store.Close], a
+// release is sent at once, in a call that carries the queue before it.
 //
 // A release that cannot reach Redis (Redis is unavailable, or the call
 // that carried it failed) is kept and delivered when Redis answers again,
@@ -446,26 +476,38 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 		s.keep(op)
 		return nil
 	}
-	err := s.releaseRedis(ctx, []pendingOp{op})
+	// The queue goes first: the updates of this release's request among
+	// it (a caller waiting for the slot must find what they taught).
+	ops, err := s.takeQueued(ctx, nil)
+	ops = append(ops, op)
+	if err == nil {
+		err = s.releaseRedis(ctx, ops)
+	}
 	s.end(ctx, probe, "release", err)
 	if err != nil {
-		s.keep(op)
+		s.keepAll(ops)
 		return nil
 	}
 	s.deliver(ctx)
 	return nil
 }
 
-// releaseRedis runs release.lua over ops.
+// releaseRedis runs release.lua over ops, releases and queued updates.
 func (s *Store) releaseRedis(ctx context.Context, ops []pendingOp) error {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
 	c.reset()
 	c.time(s.now)
-	c.releases(s, ops)
-	if _, err := c.run(ctx, s, s.release); err != nil {
+	rates := c.pending(s, ops, nil)
+	res, err := c.run(ctx, s, s.release)
+	if err != nil {
 		return fmt.Errorf("redisstore: eval release: %w", err)
 	}
+	set, ok := res.([]any)
+	if !ok || len(set) != rates {
+		return fmt.Errorf("redisstore: eval release: unexpected reply %v", res)
+	}
+	s.sent(ops, set)
 	return nil
 }
 
@@ -503,6 +545,24 @@ func (s *Store) Renew(ctx context.Context, a *store.Admission, lease store.Lease
 // fallback (with rates divided by [Config.Instances]), so that a process
 // that loses Redis still honours the blocks it has seen, and its blocks
 // and rates are kept, to be re-asserted if Redis loses them.
+//
+// An update with a block (a Block with For above zero: a 429's) is one
+// round trip, and returns once Redis has it: nothing may be admitted past
+// a wait the server mandated. An update without one (rates, charges, a
+// server's count of what is left: what most responses teach) costs no
+// round trip of its own: like a release, it is queued, and goes to Redis
+// in the script of the Store's next call, applied before that call's
+// decision; when no call comes within 2ms, the background flusher sends
+// it. So the Store's own next admission decides on it, and other
+// processes see it within 2ms (plus a round trip). Its instants (the
+// rate's TTL, a count's debt, a window's turn) count from the call to
+// Update all the same. When 256 releases and updates are queued already,
+// and after [Store.Close], an update is sent at once, in a call that
+// carries the queue before it.
+//
+// An update that cannot reach Redis, queued or not, is not sent again:
+// the local fallback has it, and its rates are re-asserted when Redis is
+// back (see the package doc).
 func (s *Store) Update(ctx context.Context, u *store.Update) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -517,6 +577,9 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 		u = s.grantUpdate(u)
 	}
 	s.keepBlocks(u.Blocks)
+	if !s.down.Load() && !slices.ContainsFunc(u.Blocks, blocks) && s.queueUpdate(u) {
+		return nil
+	}
 	if use, probe := s.begin(); use {
 		rates, ep, err := s.updateRedis(ctx, u)
 		if !s.end(ctx, probe, "update", err) {
@@ -533,9 +596,13 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 	return nil
 }
 
-// updateRedis runs update.lua, and returns the rates it set and the epoch.
-// A positive bound replaces the Store's timeout.
-func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.Duration) ([]string, string, error) {
+// blocks reports whether b closes its scope.
+func blocks(b store.Block) bool { return b.For > 0 }
+
+// updateRedis runs update.lua, carrying every queued release and update
+// before u, and returns the rates u set and the epoch. A positive bound
+// replaces the Store's timeout.
+func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.Duration) ([]any, string, error) {
 	c := s.calls.Get().(*call)
 	defer s.calls.Put(c)
 	c.reset()
@@ -546,78 +613,23 @@ func (s *Store) updateRedis(ctx context.Context, u *store.Update, bound ...time.
 	c.str(s.epochArg())
 	c.str(s.newEpoch)
 	c.dur(3 * s.guardInterval)
-	nb := 0
-	for _, b := range u.Blocks {
-		if b.For > 0 {
-			nb++
-		}
-	}
-	c.int(int64(nb))
-	c.int(int64(len(u.Rates)))
-	c.int(int64(len(u.Charges)))
-	c.int(int64(s.maxScopes))
 	c.key(s.epochKey, "", "")
-	c.key(s.tag, ":i", "")
-	for _, b := range u.Blocks {
-		if b.For > 0 {
-			c.key(s.tag, ":s:", b.Key)
-			if b.Bound {
-				c.int(-int64(b.For)) // update.lua: a bound comes negated
-			} else {
-				c.dur(b.For)
-			}
-		}
+	var err error
+	c.ops, err = s.takeQueued(ctx, c.ops)
+	if err != nil {
+		return nil, "", fmt.Errorf("redisstore: eval update: %w", err)
 	}
-	for i := range u.Rates {
-		r := &u.Rates[i]
-		c.key(s.tag, ":s:", r.Key)
-		c.float(finite(r.Rate))
-		c.float(finite(r.Factor))
-		c.float(finite(r.Add))
-		c.float(finite(r.Default))
-		c.float(finite(r.Min))
-		c.float(finite(r.Max))
-		c.float(finite(r.Burst))
-		c.dur(orDefault(r.TTL, s.rateTTL))
-		if r.HasFree {
-			// What is owed: the burst less what is free, as memstore
-			// computes it.
-			b := max(finite(r.Burst), 1)
-			c.float(b - min(max(finite(r.Free), -b), b))
-		} else {
-			c.float(-1)
-		}
-		if r.Factor > 0 && r.Factor < 1 && !r.Event.IsZero() {
-			c.dur(s.clock().Sub(r.Event)) // how long ago the event began
-		} else {
-			c.int(-1)
-		}
-		if r.HasFree && r.Until > 0 {
-			c.dur(r.Until)
-		} else {
-			c.int(0)
-		}
-		c.float(nonNeg(r.Ceiling))
-	}
-	for _, ch := range u.Charges {
-		c.key(s.tag, ":s:", ch.Key)
-		c.float(finite(ch.Cost))
-	}
-	c.ops = s.takeQueued(c.ops)
-	c.releases(s, c.ops)
+	rates := c.pending(s, c.ops, u)
 	res, err := c.run(ctx, s, s.update)
 	if err != nil {
 		s.keepAll(c.ops)
 		return nil, "", fmt.Errorf("redisstore: eval update: %w", err)
 	}
 	v, ok := res.([]any)
-	if !ok || len(v) != 1+len(u.Rates) {
+	if !ok || len(v) != 1+rates {
+		s.keepAll(c.ops)
 		return nil, "", fmt.Errorf("redisstore: eval update: unexpected reply %v", res)
 	}
 	ep, _ := v[0].(string)
-	rates := make([]string, len(u.Rates))
-	for i := range rates {
-		rates[i], _ = v[1+i].(string)
-	}
-	return rates, ep, nil
+	return s.sent(c.ops, v[1:]), ep, nil
 }
