@@ -61,8 +61,8 @@
 //     doubling with each 429 in a row (the refused request's own retry
 //     still waits at least a second), or, for a limiter with no burst (at
 //     its first refusals, and paced between its bounds), one interval at
-//     the new pace, the refused request's retry included: there is no
-//     window to wait out.
+//     the new pace, and, once paced between its bounds, the refused
+//     request's retry too: there is no window to wait out.
 //   - A request charged an estimated cost in tokens or points is
 //     reconciled with what it really cost once the response says.
 //

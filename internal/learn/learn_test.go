@@ -1249,17 +1249,17 @@ func TestFirstBare429WithNothingAcceptedStartsAtTheNoBurstRate(t *testing.T) {
 	set := aimdNoBurstStart
 	set *= aimdCut
 	want := time.Duration(float64(time.Second) / set)
-	if p.BareBlock != want || !p.BareRetry {
-		t.Errorf("block = %v (the retry's wait too: %v), want one interval at the rate set, %v, for the retry too", p.BareBlock, p.BareRetry, want)
+	if p.BareBlock != want || p.BareRetry {
+		t.Errorf("block = %v (the retry's wait too: %v), want one interval at the rate set, %v, the retry backing off (R6)", p.BareBlock, p.BareRetry, want)
 	}
 	// The one request the limiter took, answered before the last of those
-	// it refused: those refusals still block, and delay their retries,
-	// one interval, not the full second of a window's.
+	// it refused: those refusals still block one interval, not the full
+	// second of a window's.
 	ok := &header.Observation{Status: 200}
 	m.Plan(Config{}, &Input{Req: r, Obs: ok, Status: 200, SentAt: t0, Now: t0.Add(20 * time.Millisecond)}, &p)
 	m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: 429, SentAt: t0, Now: t0.Add(21 * time.Millisecond)}, &p)
-	if p.BareBlock != want || !p.BareRetry {
-		t.Errorf("after the one accepted: block = %v (the retry's wait too: %v), want %v for both", p.BareBlock, p.BareRetry, want)
+	if p.BareBlock != want || p.BareRetry {
+		t.Errorf("after the one accepted: block = %v (the retry's wait too: %v), want %v, the retry backing off", p.BareBlock, p.BareRetry, want)
 	}
 }
 

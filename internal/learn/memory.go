@@ -783,15 +783,17 @@ func (m *Memory) bareBlock(r *Request, now time.Time) (time.Duration, bool) {
 		st.probe = probeDone
 		return BareBlockMax, false
 	case st != nil && st.noBurst && st.rate > 0 && (acc <= 0 || st.gapBound):
-		early = true
+		// The refused requests' own retries wait as long only once the
+		// gaps have bounded the limiter's rate: before that, nothing is
+		// known of it, and a 429 with no wait backs off (R6).
+		early = st.gapBound
 		// A limiter with no burst refused the requests that came too
 		// early, and takes the next one interval on: at its first
 		// refusals (however many of the requests that went together
 		// it refused, and whether the one it took was answered first),
 		// at the rate it starts from; paced under bounds its refusals
-		// set, at the new pace. There is no window to wait out, for
-		// the refused requests' retries either. (Doubled for each
-		// refusal in a row, as below.)
+		// set, at the new pace. There is no window to wait out.
+		// (Doubled for each refusal in a row, as below.)
 		d = time.Duration(float64(time.Second) / st.rate)
 	case st == nil || acc <= 0 || st.lastCut.IsZero() || now.Sub(st.lastCut) > bareEvidence:
 		return 0, false
