@@ -389,13 +389,13 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 		p.Advertised = m.limits(cfg, in, p)
 	}
 	if obs.Throttled {
-		prevSent := m.sentBefore(r.Endpoint, in.SentAt)
+		prevSent, slack := m.sentBefore(r.Endpoint, in.SentAt, in.Now)
 		p.Bare = !p.Advertised && obs.ReasonScope == "" && in.Status == 429
 		if p.Bare {
 			m.bare429(r.Tenant, r.Endpoint, prevSent, in.SentAt, in.Now)
 			p.Widened, _ = m.Widened(r.Tenant, r.Endpoint, in.Now)
 			// The server says nothing of its limits: find them from 429s.
-			m.cutRate(r, in.SentAt, prevSent, in.Now, &p.Update)
+			m.cutRate(r, in.SentAt, prevSent, slack, in.Now, &p.Update)
 			p.BareBlock, p.BareRetry = m.bareBlock(r, in.Now)
 		}
 		return
@@ -405,8 +405,8 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 		// but a limiter that answers 503 (nginx's limit_req) sends nothing
 		// else: cut the endpoint's rate as for a bare 429, so heed slows
 		// down, for a limiter and an outage alike.
-		prevSent := m.sentBefore(r.Endpoint, in.SentAt)
-		m.cutRateSpaced(r, in.SentAt, prevSent, in.Now, bare503Gap, &p.Update)
+		prevSent, slack := m.sentBefore(r.Endpoint, in.SentAt, in.Now)
+		m.cutRateSpaced(r, in.SentAt, prevSent, slack, in.Now, bare503Gap, &p.Update)
 		return
 	}
 	m.success(r, in, p)
@@ -968,14 +968,14 @@ func (m *Memory) aimdStart(r *Request, now time.Time) float64 {
 // (multiplicative decrease), once per event. An endpoint with no default
 // rate and no accepted request yet is not cut: there is nothing to cut
 // from, and the 429's block holds it back meanwhile.
-func (m *Memory) cutRate(r *Request, sentAt, prevSent, now time.Time, u *store.Update) {
-	m.cutRateSpaced(r, sentAt, prevSent, now, 0, u)
+func (m *Memory) cutRate(r *Request, sentAt, prevSent time.Time, slack time.Duration, now time.Time, u *store.Update) {
+	m.cutRateSpaced(r, sentAt, prevSent, slack, now, 0, u)
 }
 
 // cutRateSpaced is cutRate, with cuts at least minGap apart: where no block
 // spaces the events (a bare 503 blocks nothing), the requests already
 // paced at the old rate must not cut it again and again.
-func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent, now time.Time, minGap time.Duration, u *store.Update) {
+func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack time.Duration, now time.Time, minGap time.Duration, u *store.Update) {
 	noBurst, burst := false, false
 	refused := m.refuse(r.Endpoint, now)
 	def := m.aimdStart(r, now)
@@ -1017,7 +1017,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent, now time.Time, minG
 	// limiter's rate (see noBurstGap) where it is the endpoint's own
 	// scope and this Memory its only sender.
 	solo := key == r.Endpoint && !m.fleetShared(r, acc)
-	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, now, minGap, acc, solo)
+	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, slack, now, minGap, acc, solo)
 	if !ok {
 		return
 	}
@@ -1096,7 +1096,7 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := m.meterLocked(r.Endpoint) // one lookup serves the send and the acceptance
-	mt.sentBefore(in.SentAt)
+	mt.sentBefore(in.SentAt, in.Now.Sub(in.SentAt))
 	m.wideResponseLocked(r.Tenant, r.Endpoint, in.Now)
 	if in.Status >= 400 {
 		return
@@ -1105,7 +1105,9 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 	if in.SentAt.After(mt.accSent) {
 		mt.accGap = 0
 		if g := in.SentAt.Sub(mt.accSent); !mt.accSent.IsZero() && g < meterGap {
-			mt.accGap = g
+			// At the server, no longer than the gap plus this
+			// answer's slack (sentBefore).
+			mt.accGap = g + mt.slack(in.Now.Sub(in.SentAt))
 		}
 		mt.accSent = in.SentAt
 	}
@@ -1216,11 +1218,12 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 			// a meter lagging it), or, with no lower bound yet, close
 			// half the way to noBurstEarly of the ceiling; probe past
 			// that slowly.
-			target := noBurstTarget(st.lo, ceiling)
+			jit := m.jitterLocked(key)
+			target := noBurstTarget(st.lo, ceiling, jit)
 			switch {
 			case target <= 0:
 				target = st.rate + (noBurstEarly*ceiling-st.rate)/2
-			case ceiling <= st.lo*noBurstClose && now.Sub(st.lastCut) < bareEvidence:
+			case noBurstFound(st.lo, ceiling, jit) && now.Sub(st.lastCut) < bareEvidence:
 				// Found: hold the pace under it, and probe again only
 				// once the refusal that bounded it is old.
 				add = 0

@@ -217,16 +217,33 @@ const (
 // noBurstTarget returns the pace to try next between a no-burst limiter's
 // bounds (noBurstGap): their geometric middle, which halves the ratio
 // between them whether it is accepted (raising lo) or refused (lowering
-// the ceiling), or, once they are close, just under lo; zero while no lo
-// is known.
-func noBurstTarget(lo, hi float64) float64 {
+// the ceiling), or, once they are close, the pace that holds under lo
+// (noBurstHold); zero while no lo is known. jit is how much the delay
+// to the server varies (meter.jitter).
+func noBurstTarget(lo, hi float64, jit time.Duration) float64 {
 	switch {
 	case lo <= 0 || hi <= 0:
 		return 0
-	case hi <= lo*noBurstClose:
-		return noBurstPace * min(lo, hi)
+	case noBurstFound(lo, hi, jit):
+		return noBurstHold(min(lo, hi), jit)
 	}
 	return math.Sqrt(lo * hi)
+}
+
+// noBurstFound reports whether a no-burst limiter's bounds are as close
+// as gaps can tell: within noBurstClose of each other, or within twice the
+// delay's variation of each other as intervals, below which the gaps
+// requests reach the server at are not known better than that.
+func noBurstFound(lo, hi float64, jit time.Duration) bool {
+	return hi <= lo*noBurstClose || 1/lo-1/hi <= 2*jit.Seconds()
+}
+
+// noBurstHold is the pace held under a no-burst limiter found at lo: its
+// share noBurstPace, and an interval longer by the delay's variation, so
+// that a request delayed more than the one before it still comes a whole
+// interval after it.
+func noBurstHold(lo float64, jit time.Duration) float64 {
+	return min(noBurstPace*lo, 1/(1/lo+jit.Seconds()))
 }
 
 // noBurstGap: a bucket (token or leaky, GCRA: nginx's limit_req, most
@@ -275,6 +292,13 @@ type meterHint struct {
 type meter struct {
 	dropped bool      // its map was emptied: a hint to it is stale
 	sent    time.Time // when the endpoint last sent (sentBefore)
+	// sentRTT is how long the answer to the request sent at sent took;
+	// rttMin, the quickest answer the endpoint has had.
+	sentRTT, rttMin time.Duration
+	// jitter is how much longer than the quickest the endpoint's answers
+	// have taken lately: the largest slack, fading by a sixteenth an
+	// answer.
+	jitter time.Duration
 	// accSent is when the newest request accepted was sent; accGap, the
 	// gap from the one accepted before it, when under meterGap.
 	accSent time.Time
@@ -439,14 +463,10 @@ func absDuration(d time.Duration) time.Duration {
 
 // sentBefore records that an endpoint sent a request at sentAt, and
 // returns when it last sent before that (zero when never).
-func (m *Memory) sentBefore(endpoint string, sentAt time.Time) time.Time {
+func (m *Memory) sentBefore(endpoint string, sentAt, now time.Time) (time.Time, time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.sentBeforeLocked(endpoint, sentAt)
-}
-
-func (m *Memory) sentBeforeLocked(endpoint string, sentAt time.Time) time.Time {
-	return m.meterLocked(endpoint).sentBefore(sentAt)
+	return m.meterLocked(endpoint).sentBefore(sentAt, now.Sub(sentAt))
 }
 
 // meterLocked returns an endpoint's meter, a new one (that has counted
@@ -474,13 +494,37 @@ func (m *Memory) meterLocked(endpoint string) *meter {
 }
 
 // sentBefore records that the meter's endpoint sent a request at sentAt,
-// and returns when it last sent before that (zero when never).
-func (mt *meter) sentBefore(sentAt time.Time) time.Time {
-	prev := mt.sent
-	if sentAt.After(prev) {
-		mt.sent = sentAt
+// answered rtt later, and returns when it last sent before that (zero
+// when never), and that request's slack: how much longer than the
+// quickest answer the endpoint has had its answer took. A request's
+// one-way delay exceeds the quickest by no more than its slack, so the
+// gap at which two requests reached the server is the gap at which they
+// were sent, give or take their slacks (noBurstGap).
+func (mt *meter) sentBefore(sentAt time.Time, rtt time.Duration) (time.Time, time.Duration) {
+	prev, slack := mt.sent, mt.sentRTT-mt.rttMin
+	if rtt > 0 && (mt.rttMin <= 0 || rtt < mt.rttMin) {
+		mt.rttMin = rtt
 	}
-	return prev
+	if sentAt.After(prev) {
+		mt.sent, mt.sentRTT = sentAt, rtt
+	}
+	mt.jitter = max(mt.jitter-mt.jitter/16, mt.slack(rtt))
+	return prev, max(slack, 0)
+}
+
+// jitterLocked is the jitter of the endpoint key names (meter.jitter),
+// zero when it has no meter; m.mu is held.
+func (m *Memory) jitterLocked(key string) time.Duration {
+	if mt := m.accepted[key]; mt != nil {
+		return mt.jitter
+	}
+	return 0
+}
+
+// slack is how much longer than the quickest answer the meter's endpoint
+// has had an answer that took rtt took.
+func (mt *meter) slack(rtt time.Duration) time.Duration {
+	return max(rtt-mt.rttMin, 0)
 }
 
 // acceptLocked counts an accepted response of an endpoint at now; m.mu is
@@ -684,11 +728,11 @@ func (m *Memory) commit(endpoint string, p *Plan, now time.Time) {
 // requests sent before the last cut belong to the event that cut. ceiling
 // is where the cut places the scope's limit, for the store to keep for
 // every caller (store.RateUpdate.Ceiling), or zero.
-func (m *Memory) cut(key string, sentAt time.Time, gap time.Duration, now time.Time, minGap time.Duration, acc float64, solo bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
+func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now time.Time, minGap time.Duration, acc float64, solo bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
-	bounded = solo && st != nil && st.noBurst && st.rate > 0 && gap > 0 && gap < meterGap && gap.Seconds()*st.rate <= noBurstLate
+	bounded = solo && st != nil && st.noBurst && st.rate > 0 && gap > slack && gap < meterGap && gap.Seconds()*st.rate <= noBurstLate
 	if st == nil {
 		reset(&m.aimd)
 		st = &aimdState{}
@@ -730,7 +774,9 @@ func (m *Memory) cut(key string, sentAt time.Time, gap time.Duration, now time.T
 		// one of its intervals after the last it accepted (noBurstGap),
 		// so its rate is below 1/gap, whatever a lagging meter reads.
 		// The tightest bound holds until the server refutes it.
-		if b := 1 / gap.Seconds(); st.ceiling <= 0 || b < st.ceiling || st.refuted || !st.gapBound {
+		// The gap at the server was no shorter than gap less the slack
+		// of the request before (sentBefore).
+		if b := 1 / (gap - slack).Seconds(); st.ceiling <= 0 || b < st.ceiling || st.refuted || !st.gapBound {
 			st.ceiling = b
 		}
 		ceiling, st.gapBound = st.ceiling, true
@@ -740,7 +786,7 @@ func (m *Memory) cut(key string, sentAt time.Time, gap time.Duration, now time.T
 			// for any limiter (cutRateSpaced). Lower bounds are found
 			// again from what it takes now.
 			st.lo, bounded = 0, false
-		} else if t := noBurstTarget(st.lo, st.ceiling); t > 0 {
+		} else if t := noBurstTarget(st.lo, st.ceiling, m.jitterLocked(key)); t > 0 {
 			// Between a pace it took and one it refused: go to the
 			// middle (noBurstTarget).
 			factor = min(t/st.rate, 0.99)

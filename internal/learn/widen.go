@@ -37,6 +37,10 @@ const (
 	floorEvery = 16
 	// maxMembers caps the endpoints one tenant's hypothesis tracks.
 	maxMembers = 64
+	// noBurstOwn: a no-burst endpoint's refusal this many of its found
+	// limiter's intervals after its previous request, or sooner, is its
+	// own limiter's (bare429).
+	noBurstOwn = 1.25
 )
 
 // wideState is the hypothesis that a tenant's unknown limit spans the
@@ -93,15 +97,23 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	// those cuts: the same again, a second to ten seconds after the
 	// first, is the evidence.
 	//
-	// A refusal of an endpoint whose no-burst limiter AIMD is finding
-	// between bounds of its own (noBurstGap), sent at a pace faster than
-	// one that limiter took, is its own probe's answer: no evidence
-	// either. (Before such bounds, a limit the endpoint shares looks just
-	// as one with no burst would: its first refusal may come with none of
-	// the endpoint's own requests accepted.)
-	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap
+	// A refusal of an endpoint whose no-burst limiter AIMD has found
+	// between bounds of its own (noBurstGap), sent less than noBurstOwn
+	// of that limiter's intervals after the request before it, is that
+	// limiter's answer (to a probe above the lower bound, or to a pace
+	// held just under it that the delay's variation, or the server's
+	// own clock, brought a little early): no evidence either, and it
+	// joins no hypothesis that holds. (Before such bounds, a limit the
+	// endpoint shares looks just as one with no burst would: its first
+	// refusal may come with none of the endpoint's own requests
+	// accepted.)
 	st := m.aimd[endpoint]
-	paced := st != nil && !(st.gapBound && st.lo > 0 && st.rate > st.lo)
+	if st != nil && st.gapBound && st.lo > 0 && w.members[endpoint] == nil && !prevSent.IsZero() &&
+		sentAt.Sub(prevSent).Seconds()*st.lo < noBurstOwn {
+		return
+	}
+	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap
+	paced := st != nil
 	together := paced && w.lastPaced && w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < m.togetherWindowLocked(w.lastEP, endpoint)
 	if together && !now.Before(w.until) {
 		switch {
