@@ -2095,3 +2095,42 @@ func stepper(m *Memory, r *Request, rtt int) func(status, sent int) Plan {
 		return p
 	}
 }
+
+// A sliding count after a wait of a whole window (go-chi/httprate answers
+// a 429 with a Retry-After of its window): the first answer after the
+// spent window came late in the next one, whose count has slid the spent
+// one out nearly whole, so saying most is left there is no sign of a fixed
+// window; early in it, it is. A refusal in the window right after a spent
+// one is a sliding count's: a fixed window is whole at its turn.
+func TestSlidingCountAfterARetryAfterWait(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, tc := range []struct {
+		name    string
+		next    int  // when window 2's first answer (8 left) came
+		sliding bool // what the count is taken for after window 3's refusal
+	}{
+		{"late in the window after the wait", 1950, true},
+		{"early in the window", 1100, false},
+	} {
+		var m Memory
+		r := request()
+		plan := func(status int, remaining float64, reset, sent int) {
+			l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: remaining, Reset: ms(reset), Dialect: header.XRateLimit, Unit: header.Requests}
+			var p Plan
+			m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
+				Status: status, SentAt: ms(sent), Now: ms(sent + 1)}, &p)
+		}
+		for i := range 10 { // window 1, spent
+			plan(200, float64(9-i), 1000, 90*i)
+		}
+		plan(429, 0, 1000, 950)
+		plan(200, 8, 2000, tc.next)
+		for i := range 8 { // window 2, spent
+			plan(200, float64(7-i), 2000, 1960+4*i)
+		}
+		plan(429, 0, 3000, 2010)
+		if got := m.isSliding(r.Endpoint); got != tc.sliding {
+			t.Errorf("%s: sliding = %v, want %v", tc.name, got, tc.sliding)
+		}
+	}
+}

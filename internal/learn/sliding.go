@@ -103,6 +103,14 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		m.slides[key] = s
 	}
 	switch {
+	case status == 429 && !s.spent.IsZero() && l.Reset.After(s.spent) && sentAt.After(s.spent) && s.adjacent(l.Reset) && !s.fixed:
+		// Refused in the window after one an answer said was spent: a
+		// fixed window is whole at its turn; a sliding count weighs the
+		// spent window in full there, and refuses (go-chi/httprate's
+		// answer to a pace that spends each window: a Retry-After of a
+		// whole window, each turn).
+		s.votes = min(s.votes+1, slideVotesMax)
+		s.spent = time.Time{}
 	case status == 429:
 		s.votes = max(0, s.votes-1)
 	case !seen:
@@ -119,9 +127,17 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		// The first answer after a spent window turned: a fixed window's
 		// count is whole again; a sliding count weighs the spent window in
 		// full, and has little back (a fixed window that other clients
-		// spent most of meanwhile says nothing either way).
+		// spent most of meanwhile says nothing either way). Only in the
+		// window right after the spent one: a sliding count two windows
+		// on weighs the one between, which a wait for a Retry-After of a
+		// whole window (httprate's) left nearly empty, and looks whole.
 		switch {
-		case l.Remaining >= l.Quota/2:
+		case !s.adjacent(l.Reset):
+		case l.Remaining >= l.Quota/2 && (s.step <= 0 || !sentAt.After(l.Reset.Add(-s.step/2))):
+			// Whole in the first half of the window: a sliding count
+			// there still weighs half the spent window or more. (Late in
+			// the window it has slid out nearly all of it, and looks
+			// whole too.)
 			s.fixed, s.votes = true, 0
 		case !s.fixed && l.Remaining <= l.Quota/4:
 			s.votes = min(s.votes+1, slideVotesMax)
@@ -166,6 +182,13 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		return sl
 	}
 	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), now), step: s.step, late: late}
+}
+
+// adjacent reports whether a window ending at reset is the one right
+// after the window an answer said was spent (its end a step after that
+// one's, where the step is known).
+func (s *slideState) adjacent(reset time.Time) bool {
+	return s.step <= 0 || reset.Sub(s.spent) < s.step+s.step/2
 }
 
 // back is how long a unit of a sliding count takes to come back from now:
