@@ -461,8 +461,9 @@ func absDuration(d time.Duration) time.Duration {
 	return d
 }
 
-// sentBefore records that an endpoint sent a request at sentAt, and
-// returns when it last sent before that (zero when never).
+// sentBefore records that an endpoint sent a request at sentAt, answered
+// at now, and returns when it last sent before that (zero when never) and
+// that request's slack (meter.sentBefore).
 func (m *Memory) sentBefore(endpoint string, sentAt, now time.Time) (time.Time, time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -593,8 +594,6 @@ func (m *Memory) fleetLocked(r *Request, acc float64) float64 {
 	return f
 }
 
-// fleetRateLocked is fleetLocked, and reports whether the rate is the
-// fleet's: others share the scope; m.mu is held.
 // fleetShared reports whether other callers of the store send on r's
 // AIMD scope (fleetRateLocked), given acc, this Memory's accepted rate.
 func (m *Memory) fleetShared(r *Request, acc float64) bool {
@@ -604,6 +603,8 @@ func (m *Memory) fleetShared(r *Request, acc float64) bool {
 	return fleet
 }
 
+// fleetRateLocked is fleetLocked, and reports whether the rate is the
+// fleet's: others share the scope; m.mu is held.
 func (m *Memory) fleetRateLocked(r *Request, acc float64) (float64, bool) {
 	if r.Fleet <= 0 {
 		return acc, false
@@ -813,7 +814,10 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 // scope (it was cut within the last bareEvidence, by this 429 or an
 // earlier one) and its requests' accepted rate is known; else about two
 // intervals at that rate, doubled for each cut in a row since the last
-// quiet success.
+// quiet success; for a limiter with no burst, one interval at its pace
+// (noBurstGap), and for the first refusal after a burst, the probe's
+// interval (firstProbe). It also reports whether the refused request's
+// retry waits as long (Plan.BareRetry).
 func (m *Memory) bareBlock(r *Request, now time.Time) (time.Duration, bool) {
 	key := m.aimdScope(r, now)
 	acc := m.measuredRate(r, now)
