@@ -1096,17 +1096,25 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mt := m.meterLocked(r.Endpoint) // one lookup serves the send and the acceptance
-	mt.sentBefore(in.SentAt, in.Now.Sub(in.SentAt))
+	// Delays and gaps are kept only while AIMD paces something: they
+	// bound a limiter with no burst (noBurstGap), and cost most responses
+	// nothing.
+	timed := len(m.aimd) > 0
+	if timed {
+		mt.sentBeforeTimed(in.SentAt, in.Now.Sub(in.SentAt))
+	} else {
+		mt.sentBefore(in.SentAt)
+	}
 	m.wideResponseLocked(r.Tenant, r.Endpoint, in.Now)
 	if in.Status >= 400 {
 		return
 	}
 	mt.accept(in.Now)
-	if in.SentAt.After(mt.accSent) {
+	if timed && in.SentAt.After(mt.accSent) {
 		mt.accGap = 0
 		if g := in.SentAt.Sub(mt.accSent); !mt.accSent.IsZero() && g < meterGap {
 			// At the server, no longer than the gap plus this
-			// answer's slack (sentBefore).
+			// answer's slack (sentBeforeTimed).
 			mt.accGap = g + mt.slack(in.Now.Sub(in.SentAt))
 		}
 		mt.accSent = in.SentAt

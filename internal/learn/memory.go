@@ -463,11 +463,11 @@ func absDuration(d time.Duration) time.Duration {
 
 // sentBefore records that an endpoint sent a request at sentAt, answered
 // at now, and returns when it last sent before that (zero when never) and
-// that request's slack (meter.sentBefore).
+// that request's slack (meter.sentBeforeTimed).
 func (m *Memory) sentBefore(endpoint string, sentAt, now time.Time) (time.Time, time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.meterLocked(endpoint).sentBefore(sentAt, now.Sub(sentAt))
+	return m.meterLocked(endpoint).sentBeforeTimed(sentAt, now.Sub(sentAt))
 }
 
 // meterLocked returns an endpoint's meter, a new one (that has counted
@@ -494,14 +494,17 @@ func (m *Memory) meterLocked(endpoint string) *meter {
 	return mt
 }
 
-// sentBefore records that the meter's endpoint sent a request at sentAt,
+// sentBeforeTimed records that the meter's endpoint sent a request at sentAt,
 // answered rtt later, and returns when it last sent before that (zero
 // when never), and that request's slack: how much longer than the
 // quickest answer the endpoint has had its answer took. A request's
 // one-way delay exceeds the quickest by no more than its slack, so the
 // gap at which two requests reached the server is the gap at which they
 // were sent, give or take their slacks (noBurstGap).
-func (mt *meter) sentBefore(sentAt time.Time, rtt time.Duration) (time.Time, time.Duration) {
+//
+// Only while AIMD paces something (Memory.success): most responses of most
+// APIs need no delays kept, and take sentBefore's plain form.
+func (mt *meter) sentBeforeTimed(sentAt time.Time, rtt time.Duration) (time.Time, time.Duration) {
 	prev, slack := mt.sent, mt.sentRTT-mt.rttMin
 	if rtt > 0 && (mt.rttMin <= 0 || rtt < mt.rttMin) {
 		mt.rttMin = rtt
@@ -511,6 +514,17 @@ func (mt *meter) sentBefore(sentAt time.Time, rtt time.Duration) (time.Time, tim
 	}
 	mt.jitter = max(mt.jitter-mt.jitter/16, mt.slack(rtt))
 	return prev, max(slack, 0)
+}
+
+// sentBefore is sentBeforeTimed with no delay kept: it records that the
+// meter's endpoint sent a request at sentAt, and returns when it last
+// sent before that (zero when never).
+func (mt *meter) sentBefore(sentAt time.Time) time.Time {
+	prev := mt.sent
+	if sentAt.After(prev) {
+		mt.sent = sentAt
+	}
+	return prev
 }
 
 // jitterLocked is the jitter of the endpoint key names (meter.jitter),
@@ -776,7 +790,7 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 		// so its rate is below 1/gap, whatever a lagging meter reads.
 		// The tightest bound holds until the server refutes it.
 		// The gap at the server was no shorter than gap less the slack
-		// of the request before (sentBefore).
+		// of the request before (sentBeforeTimed).
 		if b := 1 / (gap - slack).Seconds(); st.ceiling <= 0 || b < st.ceiling || st.refuted || !st.gapBound {
 			st.ceiling = b
 		}
