@@ -535,7 +535,15 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// and the drafts' examples round up): a reset stated
 					// as an epoch second is truncated by some limiters
 					// (go-chi/httprate), a lower bound, not an upper one.
-					bound := short && rounded && !AbsoluteReset(l.Dialect)
+					//
+					// Only on a key no other limit shares: a window's own
+					// named scope, or its endpoint where the endpoint has
+					// reported no other named limit. Two windows on one key
+					// (Jira's per-issue 2 s and 30 s, on the issue) bound
+					// two turns, and keeping the least would end the longer
+					// window's block at the shorter one's turn.
+					bound := short && rounded && !AbsoluteReset(l.Dialect) &&
+						(sub.Key == key || key == r.ScopeKey(r.UnknownScope) && len(m.SubScopes(r.Endpoint)) == 0)
 					if short && rounded {
 						if turn, ok, _ := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
 							resetIn, bound = turn.Sub(now), false
@@ -575,7 +583,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// process, a Transport just started) does not send
 						// into it, and, answered, push the block past the turn
 						// with a bound rounded up from later in the window.
-						u.Blocks = append(u.Blocks, store.Block{Key: r.Endpoint, For: resetIn, Bound: bound})
+						u.Blocks = append(u.Blocks, store.Block{Key: r.Endpoint, For: resetIn, Bound: bound && len(m.SubScopes(r.Endpoint)) <= 1})
 						p.Blocks = append(p.Blocks, Block{Scope: r.Endpoint, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
 					}
 					if !full || !spendable(r, l) {

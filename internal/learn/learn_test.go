@@ -1777,6 +1777,25 @@ func TestPlanBlocksTheEndpointOfItsOwnLimit(t *testing.T) {
 	}
 }
 
+// A window's exhausted count blocks as a bound of its turn only on a key
+// no other limit shares: two windows of one resource (Jira's per-issue
+// writes, 2 s and 30 s, both on the issue) bound two turns, and the store,
+// keeping the least, would end the 30 s window's block at the 2 s one's
+// turn (a write was sent into a wait Jira mandated:
+// TestFaultsNeverDuplicateOrSendIntoABlock, 3-5 runs in 20, since Block.Bound).
+func TestPlanBoundsOnlyAKeyOfOneWindow(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Resource = "issue PROJ-1"
+	l := limit("", qwrr, 5, 0, 30*time.Second, 9*time.Second)
+	l.Scope = header.ScopeKey
+	var p Plan
+	m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: t0, Now: t0}, &p)
+	if len(p.Update.Blocks) != 1 || p.Update.Blocks[0].Key != r.Resource || p.Update.Blocks[0].Bound {
+		t.Errorf("a resource's spent window: blocks %+v, want one on %q that is no bound", p.Update.Blocks, r.Resource)
+	}
+}
+
 // endpointRate is the rate a plan sets on request()'s endpoint, or zero.
 func endpointRate(p Plan) float64 {
 	for _, ru := range p.Update.Rates {
