@@ -405,7 +405,6 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	// skipped: most scopes of most requests ask nothing, and are neither
 	// blocked nor spaced.
 	var asks uint8
-	busy := -1 // the first scope whose cap is reached
 	for i := range a.Scopes {
 		sc := &a.Scopes[i]
 		st := s.lookup(sc.Key)
@@ -428,10 +427,10 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 				asks |= askWindow | askLease
 			} else {
 				asks |= askLease
-				// Found here, decided after the blocks: a scope at its
-				// cap costs no pass of its own.
-				if busy < 0 && st.full(sc.Limit, now) {
-					busy = i
+				// Found here, decided after the blocks: a scope below
+				// its cap costs no pass of its own.
+				if st.full(sc.Limit, now) {
+					asks |= askBusy
 				}
 			}
 		}
@@ -455,8 +454,12 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			return d, nil
 		}
 	}
-	if busy >= 0 {
-		return store.Decision{Reason: store.Busy, Wait: store.BusyPoll, Scope: a.Scopes[busy].Key}, nil
+	if asks&askBusy != 0 {
+		for i, st := range sts {
+			if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window <= 0 && len(st.leases) >= lim {
+				return store.Decision{Reason: store.Busy, Wait: store.BusyPoll, Scope: a.Scopes[i].Key}, nil
+			}
+		}
 	}
 
 	// Sliding logs: the request waits for the oldest place of the fullest.
@@ -593,7 +596,8 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 
 // What an admission's scopes ask beyond blocks (Store.Admit).
 const (
-	askWindow uint8 = 1 << iota // a sliding log
+	askBusy   uint8 = 1 << iota // a concurrency cap reached
+	askWindow                   // a sliding log
 	askPace                     // a rate, default or learned
 	askLease                    // a lease: a cap, a gap or a log's place
 	askMeter                    // a meter
