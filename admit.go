@@ -279,14 +279,12 @@ func (t *Transport) releaseLease(r *request) {
 		r.renewal.stop()
 		r.renewal = nil
 	}
-	// A release must happen even when the request's context has ended
-	// (one that never ends needs no wrapper, nor its allocation).
-	ctx := r.ctx
-	if ctx.Done() != nil {
-		ctx = context.WithoutCancel(ctx)
-	}
-	if err := t.store().Release(ctx, &r.adm, lease); err != nil && t.Logger != nil {
-		t.Logger.Warn("heed: release", slog.Any("err", err))
+	if t.mem != nil {
+		// The Transport's own memory store, called directly: a release
+		// that must happen whatever the request's context, and never fails.
+		_ = t.mem.Release(context.Background(), &r.adm, lease)
+	} else {
+		t.releaseTo(r, lease)
 	}
 	// Most releases have no waiter to wake: they take no lock. One that
 	// reads none before a waiter counts itself came first, as it would
@@ -298,6 +296,19 @@ func (t *Transport) releaseLease(r *request) {
 			t.released = make(chan struct{})
 		}
 		t.relMu.Unlock()
+	}
+}
+
+// releaseTo gives lease back to the Transport's Store.
+func (t *Transport) releaseTo(r *request, lease store.Lease) {
+	// A release must happen even when the request's context has ended
+	// (one that never ends needs no wrapper, nor its allocation).
+	ctx := r.ctx
+	if ctx.Done() != nil {
+		ctx = context.WithoutCancel(ctx)
+	}
+	if err := t.Store.Release(ctx, &r.adm, lease); err != nil && t.Logger != nil {
+		t.Logger.Warn("heed: release", slog.Any("err", err))
 	}
 }
 

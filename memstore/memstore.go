@@ -348,6 +348,12 @@ func (st *scopeState) expireWindow(now instant) {
 	}
 }
 
+// full reports whether the scope holds lim leases or more at now.
+func (st *scopeState) full(lim int, now instant) bool {
+	st.expireLeases(now)
+	return len(st.leases) >= lim
+}
+
 func (st *scopeState) expireLeases(now instant) {
 	if st.expiring == 0 {
 		return
@@ -420,7 +426,12 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			if sc.Window > 0 {
 				asks |= askWindow | askLease
 			} else {
-				asks |= askLimit | askLease
+				asks |= askLease
+				// Found here, decided after the blocks: a scope below
+				// its cap costs no pass of its own.
+				if st.full(sc.Limit, now) {
+					asks |= askBusy
+				}
 			}
 		}
 		if sc.Gap > 0 {
@@ -443,36 +454,31 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 			return d, nil
 		}
 	}
-	for i, st := range sts {
-		if asks&askLimit == 0 {
-			break
-		}
-		if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window <= 0 {
-			st.expireLeases(now)
-			if len(st.leases) >= lim {
+	if asks&askBusy != 0 {
+		for i, st := range sts {
+			if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window <= 0 && len(st.leases) >= lim {
 				return store.Decision{Reason: store.Busy, Wait: store.BusyPoll, Scope: a.Scopes[i].Key}, nil
 			}
 		}
 	}
 
 	// Sliding logs: the request waits for the oldest place of the fullest.
-	var full instant
-	fullest := -1
-	for i, st := range sts {
-		if asks&askWindow == 0 {
-			break
-		}
-		if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window > 0 {
-			st.expireWindow(now)
-			if len(st.window) >= lim {
-				if at := st.window[len(st.window)-lim]; at.After(full) {
-					full, fullest = at, i
+	if asks&askWindow != 0 {
+		var full instant
+		fullest := -1
+		for i, st := range sts {
+			if lim := a.Scopes[i].Limit; lim > 0 && a.Scopes[i].Window > 0 {
+				st.expireWindow(now)
+				if len(st.window) >= lim {
+					if at := st.window[len(st.window)-lim]; at.After(full) {
+						full, fullest = at, i
+					}
 				}
 			}
 		}
-	}
-	if fullest >= 0 {
-		return store.Decision{Reason: store.Paced, Wait: full.Sub(now), Scope: a.Scopes[fullest].Key}, nil
+		if fullest >= 0 {
+			return store.Decision{Reason: store.Paced, Wait: full.Sub(now), Scope: a.Scopes[fullest].Key}, nil
+		}
 	}
 
 	if !a.Paced && asks&askPace != 0 {
@@ -574,16 +580,15 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		}
 	}
 	d := store.Decision{Reason: store.Admitted, Lease: lease}
-	for i := range a.Scopes {
-		if asks&askMeter == 0 {
-			break
-		}
-		if a.Scopes[i].Meter {
-			d.Metered = sts[i].meter(now)
-			if sts[i].rateUntil.After(now) {
-				d.Rate, d.Ceiling = sts[i].rate, sts[i].ceiling
+	if asks&askMeter != 0 {
+		for i := range a.Scopes {
+			if a.Scopes[i].Meter {
+				d.Metered = sts[i].meter(now)
+				if sts[i].rateUntil.After(now) {
+					d.Rate, d.Ceiling = sts[i].rate, sts[i].ceiling
+				}
+				break
 			}
-			break
 		}
 	}
 	return d, nil
@@ -591,7 +596,7 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 
 // What an admission's scopes ask beyond blocks (Store.Admit).
 const (
-	askLimit  uint8 = 1 << iota // a concurrency cap
+	askBusy   uint8 = 1 << iota // a concurrency cap reached
 	askWindow                   // a sliding log
 	askPace                     // a rate, default or learned
 	askLease                    // a lease: a cap, a gap or a log's place
@@ -629,52 +634,58 @@ func (s *Store) Release(ctx context.Context, a *store.Admission, lease store.Lea
 	if lease == 0 {
 		return nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	// The clock is read only when a lease has an expiry or a gap follows:
 	// a plain concurrency slot gives its place back without one.
 	var now instant
-	clock := func() instant { // s.mu is held
-		if now.IsZero() {
-			now = s.instant(s.now())
-		}
-		return now
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for i := range a.Scopes {
-		if a.Scopes[i].Limit <= 0 && a.Scopes[i].Gap <= 0 {
+		sc := &a.Scopes[i]
+		if sc.Limit <= 0 && sc.Gap <= 0 {
 			continue // Admit gave it no lease
 		}
-		st := s.lookup(a.Scopes[i].Key)
+		st := s.lookup(sc.Key)
 		if st == nil {
 			continue
 		}
-		j := slices.IndexFunc(st.leases, func(l heldLease) bool { return l.id == lease })
-		if j < 0 {
+		exp, ok := st.dropLease(lease)
+		if !ok || exp.IsZero() && sc.Gap <= 0 {
 			continue
 		}
-		exp := st.leases[j].exp
-		last := len(st.leases) - 1
-		st.leases[j], st.leases[last] = st.leases[last], heldLease{}
-		st.leases = st.leases[:last]
-		if !exp.IsZero() {
-			st.expiring--
+		if now.IsZero() {
+			now = s.instant(s.now())
 		}
-		if !exp.IsZero() && !exp.After(clock()) {
+		if !exp.IsZero() && !exp.After(now) {
 			continue // expired: its gap, if any, began long ago
 		}
-		if a.Scopes[i].Gap <= 0 {
-			continue
-		}
-		now := clock()
 		// A learned rate supersedes the profile's gap: the server has said
 		// how fast writes to this resource may go.
-		if gap := a.Scopes[i].Gap; gap > 0 && !(st.rate > 0 && st.rateUntil.After(now)) {
+		if gap := sc.Gap; gap > 0 && !(st.rate > 0 && st.rateUntil.After(now)) {
 			if nb := now.Add(gap); nb.After(st.notBefore) {
 				st.notBefore = nb
 			}
 		}
 	}
 	return nil
+}
+
+// dropLease gives back the scope's slot held by lease, if it holds one,
+// and returns the lease's expiry.
+func (st *scopeState) dropLease(lease store.Lease) (exp instant, ok bool) {
+	for j := len(st.leases) - 1; j >= 0; j-- {
+		if st.leases[j].id != lease {
+			continue
+		}
+		exp = st.leases[j].exp
+		last := len(st.leases) - 1
+		st.leases[j], st.leases[last] = st.leases[last], heldLease{}
+		st.leases = st.leases[:last]
+		if !exp.IsZero() {
+			st.expiring--
+		}
+		return exp, true
+	}
+	return 0, false
 }
 
 // Update implements [store.Store].
