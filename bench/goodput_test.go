@@ -144,7 +144,11 @@ func scenarios() []scenario {
 				Clients:  goodputClients(workload.Heed(nil)),
 				WarmUp:   20 * time.Second,
 			},
-			minUsed: 0.85, maxRejected: 0.03, runs: 3,
+			// Five runs: one run in 12-24 falls to 74-83% used (seen since
+			// session 6's 69efbae, as often after this session's changes),
+			// and the median of three is such a run when the low one has
+			// the median 429 share.
+			minUsed: 0.85, maxRejected: 0.03, runs: 5,
 		},
 		{
 			name:  "one-429",

@@ -395,7 +395,9 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 			m.bare429(r.Tenant, r.Endpoint, prevSent, in.SentAt, in.Now)
 			p.Widened, _ = m.Widened(r.Tenant, r.Endpoint, in.Now)
 			// The server says nothing of its limits: find them from 429s.
-			m.cutRate(r, in.SentAt, prevSent, slack, in.Now, &p.Update)
+			// A wait the server states is the block, which no probe
+			// shortens (firstProbe).
+			m.cutRate(r, in.SentAt, prevSent, slack, in.Now, !obs.HasRetryAfter, &p.Update)
 			p.BareBlock, p.BareRetry = m.bareBlock(r, in.Now)
 		}
 		return
@@ -406,7 +408,7 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 		// else: cut the endpoint's rate as for a bare 429, so heed slows
 		// down, for a limiter and an outage alike.
 		prevSent, slack := m.sentBefore(r.Endpoint, in.SentAt, in.Now)
-		m.cutRateSpaced(r, in.SentAt, prevSent, slack, in.Now, bare503Gap, &p.Update)
+		m.cutRateSpaced(r, in.SentAt, prevSent, slack, in.Now, bare503Gap, false, &p.Update)
 		return
 	}
 	m.success(r, in, p)
@@ -975,15 +977,17 @@ func (m *Memory) aimdStart(r *Request, now time.Time) float64 {
 // cutRate lowers the rate of the request's AIMD scope after a bare 429
 // (multiplicative decrease), once per event. An endpoint with no default
 // rate and no accepted request yet is not cut: there is nothing to cut
-// from, and the 429's block holds it back meanwhile.
-func (m *Memory) cutRate(r *Request, sentAt, prevSent time.Time, slack time.Duration, now time.Time, u *store.Update) {
-	m.cutRateSpaced(r, sentAt, prevSent, slack, now, 0, u)
+// from, and the 429's block holds it back meanwhile. probe lets the first
+// refusal after a burst block for one interval only (firstProbe): a 429
+// whose block is learning's, not a wait the server stated.
+func (m *Memory) cutRate(r *Request, sentAt, prevSent time.Time, slack time.Duration, now time.Time, probe bool, u *store.Update) {
+	m.cutRateSpaced(r, sentAt, prevSent, slack, now, 0, probe, u)
 }
 
 // cutRateSpaced is cutRate, with cuts at least minGap apart: where no block
 // spaces the events (a bare 503 blocks nothing), the requests already
 // paced at the old rate must not cut it again and again.
-func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack time.Duration, now time.Time, minGap time.Duration, u *store.Update) {
+func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack time.Duration, now time.Time, minGap time.Duration, probe bool, u *store.Update) {
 	noBurst, burst := false, false
 	refused := m.refuse(r.Endpoint, now)
 	def := m.aimdStart(r, now)
@@ -1048,7 +1052,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack tim
 		factor = min(factor, max(aimdDeepest, 1-refused))
 	}
 	m.noBurstCut(key, first && noBurst, def*factor, factor)
-	if first && burst && solo {
+	if first && burst && solo && probe {
 		m.startProbe(key, def*factor)
 	}
 	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt, Ceiling: ceiling})

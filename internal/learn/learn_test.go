@@ -2153,3 +2153,31 @@ func TestSlidingCountAfterARetryAfterWait(t *testing.T) {
 		}
 	}
 }
+
+// A first 429 after a burst that states its wait (Retry-After) is blocked
+// for that wait, which no probe shortens: learning starts none, and the
+// next refusal is a cut of its own, not the probe's.
+func TestFirstWaitedRefusalAfterABurstProbesNothing(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate, r.MaxRate = 0, 0
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	step := func(status, sent int, retryAfter bool) Plan {
+		var p Plan
+		obs := &header.Observation{Status: status, Throttled: status == 429, HasRetryAfter: retryAfter}
+		if retryAfter {
+			obs.RetryAfter = time.Second
+		}
+		m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: status, SentAt: ms(sent), Now: ms(sent + 10)}, &p)
+		return p
+	}
+	for i := range 6 {
+		step(200, 5*i, false)
+	}
+	if p := step(429, 30, true); p.BareBlock != 0 || len(p.Update.Rates) != 1 {
+		t.Fatalf("first refusal with a Retry-After: block %v, rates %+v; want learning's full block (0) and a cut", p.BareBlock, p.Update.Rates)
+	}
+	if p := step(429, 1100, true); len(p.Update.Rates) != 1 {
+		t.Errorf("the next refusal: rates %+v, want a cut of its own", p.Update.Rates)
+	}
+}
