@@ -63,9 +63,21 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	}
 	r.pacedBy = ""
 	var leave func() // set while r heads a pacing queue
+	// inLine is set while r stands in a line for a concurrency slot, from
+	// its joining to its wake; since, once woken, is when it first joined,
+	// so that it rejoins at the head should another take the slot first.
+	var inLine *slotWaiter
+	var since time.Time
+	woken := "" // the line r was woken from, until it has asked the store (slotLine.settle)
 	defer func() {
+		if woken != "" {
+			t.slots.settle(woken)
+		}
 		if leave != nil {
 			leave()
+		}
+		if inLine != nil {
+			t.slots.leave(inLine)
 		}
 	}()
 	// Those already waiting for a turn on one of r's scopes go first.
@@ -76,6 +88,24 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 				return err
 			}
 			r.waited = true // start is no longer now
+		}
+	}
+	// Those already waiting for a concurrency slot on one of r's scopes go
+	// first too: r joins the back of that line, and asks once woken.
+	if t.slots.n.Load() != 0 {
+		if inLine = t.slots.joinQueued(r.adm.Scopes, now); inLine != nil {
+			key := inLine.key
+			if t.OnWait != nil {
+				// As a store's Busy says: a slot may free at any moment.
+				t.OnWait(WaitEvent{Request: req, Reason: store.Busy, Scope: key, Wait: min(store.BusyPoll, budget0)})
+			}
+			t.waitingOn(key, store.Busy, 1)
+			since, inLine, woken, err = t.waitInLine(ctx, inLine, t.busyWait(budget0))
+			t.waitingOn(key, store.Busy, -1)
+			if err != nil {
+				return err
+			}
+			r.waited = true
 		}
 	}
 	renews := t.renews
@@ -112,6 +142,16 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 				return ctxErr
 			}
 			return fmt.Errorf("heed: admit: %w", err)
+		}
+		if woken != "" && d.Reason != store.Busy {
+			t.slots.settle(woken)
+			woken = ""
+		}
+		if inLine != nil && d.Reason != store.Busy {
+			// Got its slot on the ask made in line, or waits for
+			// something else now.
+			t.slots.leave(inLine)
+			inLine = nil
 		}
 		if d.Reason == store.Admitted {
 			// Charged: on its way to the server.
@@ -159,6 +199,24 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 				return t.tooLong(d, wait, byContext)
 			}
 			wait = min(wait, budget)
+			if inLine == nil {
+				// Stand in the scope's line, then ask once more: a slot
+				// freed since the store answered wakes nobody in line yet,
+				// and this ask takes it.
+				inLine = t.slots.join(d.Scope, since)
+				if woken != "" {
+					// Back at the head: no longer woken.
+					t.slots.settle(woken)
+					woken = ""
+				}
+				continue
+			}
+			if inLine.key != d.Scope {
+				// Busy on another cap now: wait in its line (a slot freed
+				// meanwhile is found on the next ask, BusyPoll on).
+				t.slots.leave(inLine)
+				inLine = t.slots.join(d.Scope, since)
+			}
 		case wait > budget:
 			return t.tooLong(d, wait, byContext)
 		case d.Reason == store.Paced && !d.Reserved && !r.adm.Background && leave == nil:
@@ -195,6 +253,9 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			r.pacedBy = d.Scope
 		}
 		sleep := wait
+		if d.Reason == store.Busy {
+			sleep = t.busyWait(budget)
+		}
 		// A block may be the bound of a window's turn, which a nearer
 		// bound, read by another caller since, shortens
 		// (store.Block.Bound): ask again halfway, a few times however
@@ -205,7 +266,11 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			sleep, reasked = wait/2, d.Scope
 		}
 		t.waitingOn(d.Scope, d.Reason, 1)
-		err = t.sleep(ctx, sleep, d.Reason == store.Busy)
+		if inLine != nil {
+			since, inLine, woken, err = t.waitInLine(ctx, inLine, sleep)
+		} else {
+			err = t.sleep(ctx, sleep)
+		}
 		t.waitingOn(d.Scope, d.Reason, -1)
 		if err != nil {
 			return err
@@ -286,16 +351,11 @@ func (t *Transport) releaseLease(r *request) {
 	} else {
 		t.releaseTo(r, lease)
 	}
-	// Most releases have no waiter to wake: they take no lock. One that
-	// reads none before a waiter counts itself came first, as it would
-	// had it taken the lock first.
-	if t.waiters.Load() > 0 {
-		t.relMu.Lock()
-		if t.waiters.Load() > 0 {
-			close(t.released)
-			t.released = make(chan struct{})
-		}
-		t.relMu.Unlock()
+	// Most releases have no waiter to wake: they take no lock. A waiter
+	// that joins its line after this check asks the store once more
+	// before it sleeps, and finds the slot freed.
+	if t.slots.n.Load() > 0 {
+		t.slots.wake(r.adm.Scopes)
 	}
 }
 
@@ -391,3 +451,31 @@ func (b *turnBlocks) explains(key string, end time.Time) bool {
 }
 
 const turnSlack = 5 * time.Millisecond
+
+// busyWait is how long a request waits in line for a concurrency slot
+// before it asks the store again, within budget: every slot of the
+// Transport's own memory store is released here, and wakes the line, so it
+// asks only when woken; a shared store's slots may free in another
+// process, which wakes nobody here: it asks every store.BusyPoll.
+func (t *Transport) busyWait(budget time.Duration) time.Duration {
+	if t.mem != nil {
+		return budget
+	}
+	return min(store.BusyPoll, budget)
+}
+
+// waitInLine waits in line for a slot (slotLine.wait): woken, it returns
+// when w first joined and the line it was woken from, and w no longer
+// stands in line; at d's end it still does (it keeps its place), and at
+// ctx's end no longer.
+func (t *Transport) waitInLine(ctx context.Context, w *slotWaiter, d time.Duration) (since time.Time, inLine *slotWaiter, from string, err error) {
+	first, key := w.since, w.key
+	woken, err := t.slots.wait(ctx, w, d)
+	switch {
+	case woken:
+		return first, nil, key, nil
+	case err != nil:
+		return time.Time{}, nil, "", err
+	}
+	return time.Time{}, w, "", nil
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/heedtest"
 	"github.com/heedhttp/heed/profile"
+	"github.com/heedhttp/heed/store"
 )
 
 // Concurrency is capped per tenant, for every caller of the Transport.
@@ -234,5 +235,72 @@ func TestMaxWaitBoundsConcurrencyWaits(t *testing.T) {
 			t.Errorf("gave up after %v, want at MaxWait's 2s", d)
 		}
 		time.Sleep(10 * time.Second)
+	})
+}
+
+// Callers waiting for a concurrency slot get it in arrival order, each as
+// the slot frees (not a poll interval later), and a release wakes one of
+// them, not all: 16 callers on a cap of 8 wait once per request,
+// where waking every waiter at each release made each of the eight waiting
+// ask the store again, and all but one wait again.
+func TestConcurrencyWaitsInArrivalOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var order []string
+		s := &heedtest.Script{Func: func(r *http.Request, _ int) heedtest.Response {
+			mu.Lock()
+			order = append(order, r.URL.Path)
+			mu.Unlock()
+			time.Sleep(time.Second)
+			return ok()
+		}}
+		var waits atomic.Int32
+		onWait := func(e heed.WaitEvent) {
+			if e.Reason == store.Busy {
+				waits.Add(1)
+			}
+		}
+		tr := &heed.Transport{Base: s, Concurrency: 1, OnWait: onWait, Profile: &profile.Profile{Rate: func(string) float64 { return 0 }}}
+		start := time.Now()
+		var wg sync.WaitGroup
+		var sent [6]time.Duration
+		for i := range 6 {
+			wg.Go(func() {
+				fetch(t, tr, http.MethodGet, fmt.Sprintf("%s/rest/api/3/e%d", jira, i), "")
+				sent[i] = time.Since(start) - time.Second
+			})
+			time.Sleep(10 * time.Millisecond) // arrive in order
+		}
+		wg.Wait()
+		for i, d := range sent {
+			// The i-th arrived at 10i ms and goes as the one before it ends.
+			if want := time.Duration(i) * time.Second; d != want {
+				t.Errorf("request %d sent at %v, want %v", i, d, want)
+			}
+			if want := fmt.Sprintf("/rest/api/3/e%d", i); i < len(order) && order[i] != want {
+				t.Errorf("send %d was %s, want %s (arrival order)", i, order[i], want)
+			}
+		}
+		if n := waits.Load(); n != 5 {
+			t.Errorf("%d waits for a slot, want 5: one for each request but the first", n)
+		}
+
+		waits.Store(0)
+		tr = &heed.Transport{Base: s, Concurrency: 8, OnWait: onWait, Profile: &profile.Profile{Rate: func(string) float64 { return 0 }}}
+		start = time.Now()
+		for i := range 16 {
+			wg.Go(func() {
+				for range 4 {
+					fetch(t, tr, http.MethodGet, fmt.Sprintf("%s/rest/api/3/f%d", jira, i), "")
+				}
+			})
+		}
+		wg.Wait()
+		if d := time.Since(start); d != 8*time.Second {
+			t.Errorf("64 requests of 1s at 8 at a time took %v, want 8s", d)
+		}
+		if n := waits.Load(); n != 56 {
+			t.Errorf("%d waits for a slot for 64 requests at 16 callers on a cap of 8, want 56: one for each past the first 8", n)
+		}
 	})
 }

@@ -217,9 +217,7 @@ type Transport struct {
 	brMu     sync.Mutex
 	breakers map[string]*breaker.Breaker
 
-	relMu    sync.Mutex
-	released chan struct{} // closed and replaced at a release that has waiters
-	waiters  atomic.Int32  // callers waiting on released; changed under relMu
+	slots slotLine // callers waiting for a concurrency slot
 }
 
 func (t *Transport) init() {
@@ -229,7 +227,6 @@ func (t *Transport) init() {
 		}
 		_, t.renews = t.store().(store.Renewer)
 		t.overloads = t.Profile != nil && len(t.Profile.Overloaded) > 0
-		t.released = make(chan struct{})
 		t.ids = t.paths.IDs
 		t.rnd = t.float64n
 		t.inFlightFor = t.inFlightOf
@@ -255,7 +252,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.release(r)
 			if d := t.decideError(r, err, attempt); d.Retry && !t.Shadow && t.budget.take() {
 				t.retrying(req, r, nil, attempt, d.Delay, retryMade)
-				if err := t.sleep(r.ctx, d.Delay, false); err != nil {
+				if err := t.sleep(r.ctx, d.Delay); err != nil {
 					return nil, err
 				}
 				continue
@@ -285,7 +282,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.retrying(req, r, resp, attempt, d.Delay, retryMade)
 		// Wait out our own delay even if the store lost the block; admit
 		// then waits for any longer block another caller recorded.
-		if err := t.sleep(r.ctx, d.Delay, false); err != nil {
+		if err := t.sleep(r.ctx, d.Delay); err != nil {
 			return nil, err
 		}
 	}
@@ -394,30 +391,15 @@ func (t *Transport) jitter(upTo time.Duration) time.Duration {
 	return time.Duration(t.float64n() * float64(upTo))
 }
 
-// sleep waits for d, or until ctx ends. With onRelease, it also returns
-// early when this Transport releases a lease.
-func (t *Transport) sleep(ctx context.Context, d time.Duration, onRelease bool) error {
+// sleep waits for d, or until ctx ends.
+func (t *Transport) sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
-	}
-	var rel chan struct{}
-	if onRelease {
-		t.relMu.Lock()
-		rel = t.released
-		t.waiters.Add(1)
-		t.relMu.Unlock()
-		defer func() {
-			t.relMu.Lock()
-			t.waiters.Add(-1)
-			t.relMu.Unlock()
-		}()
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case <-timer.C:
-		return nil
-	case <-rel:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
