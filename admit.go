@@ -71,7 +71,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	woken := "" // the line r was woken from, until it has asked the store (slotLine.settle)
 	defer func() {
 		if woken != "" {
-			t.slots.settle(woken)
+			t.slots.settle(woken, true) // gave up: the slot is the next one's
 		}
 		if leave != nil {
 			leave()
@@ -144,7 +144,9 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			return fmt.Errorf("heed: admit: %w", err)
 		}
 		if woken != "" && d.Reason != store.Busy {
-			t.slots.settle(woken)
+			// Woken for a slot: taken, or, where r waits for something
+			// else now (its pace, a block), the next in line's.
+			t.slots.settle(woken, d.Reason != store.Admitted)
 			woken = ""
 		}
 		if inLine != nil && d.Reason != store.Busy {
@@ -206,7 +208,7 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 				inLine = t.slots.join(d.Scope, since)
 				if woken != "" {
 					// Back at the head: no longer woken.
-					t.slots.settle(woken)
+					t.slots.settle(woken, false)
 					woken = ""
 				}
 				continue

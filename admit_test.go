@@ -304,3 +304,39 @@ func TestConcurrencyWaitsInArrivalOrder(t *testing.T) {
 		}
 	})
 }
+
+// A waiter woken for a slot that its request cannot take yet (a write to
+// an issue, spaced 350ms after the last) hands the slot to the next in
+// line at once, rather than leave it free until another release.
+func TestWokenWaiterThatMustWaitPassesTheSlotOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Func: func(*http.Request, int) heedtest.Response {
+			time.Sleep(time.Second)
+			return ok()
+		}}
+		tr := &heed.Transport{Base: s, Concurrency: 1, Profile: profile.Jira()}
+		start := time.Now()
+		go fetch(t, tr, http.MethodPut, jira+"/rest/api/3/issue/PROJ-1", `{}`)
+		time.Sleep(10 * time.Millisecond)
+		go fetch(t, tr, http.MethodPut, jira+"/rest/api/3/issue/PROJ-1", `{}`)
+		time.Sleep(10 * time.Millisecond)
+		fetch(t, tr, http.MethodGet, jira+"/rest/api/3/project", "")
+		sent := s.Sent()
+		at := map[string][]time.Duration{}
+		for _, x := range sent {
+			at[x.Method] = append(at[x.Method], x.At.Sub(start))
+		}
+		if got := at[http.MethodGet]; len(got) != 1 || got[0] != time.Second {
+			t.Errorf("the GET behind the second write was sent at %v, want at 1s, as the first write's slot freed", got)
+		}
+		time.Sleep(2 * time.Second)
+		if got := at[http.MethodPut]; len(got) != 1 || got[0] != 0 {
+			t.Errorf("first write sent at %v, want 0", got)
+		}
+		// The second write: 350ms after the first ended, once the GET
+		// has given its slot back at 2s.
+		if got := s.Sent(); len(got) != 3 || got[2].Method != http.MethodPut || got[2].At.Sub(start) != 2*time.Second {
+			t.Errorf("sends %v, want the second write third, at 2s", got)
+		}
+	})
+}

@@ -190,10 +190,16 @@ func (s *slotLine) leave(w *slotWaiter) {
 }
 
 // settle ends a woken waiter's claim on the head of key's line, once it
-// has asked the store.
-func (s *slotLine) settle(key string) {
+// has asked the store; passOn wakes the next in line in its stead, for a
+// waiter that did not take the slot it was woken for (it waits for its
+// pace or a block now, or gave up).
+func (s *slotLine) settle(key string, passOn bool) {
 	s.mu.Lock()
-	s.settleLocked(key)
+	if passOn {
+		s.passOnLocked(key)
+	} else {
+		s.settleLocked(key)
+	}
 	s.mu.Unlock()
 }
 

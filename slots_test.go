@@ -32,7 +32,7 @@ func TestSlotLineHandsOnAWake(t *testing.T) {
 	} else {
 		s.leave(w)
 	}
-	s.settle("t")
+	s.settle("t", false)
 	// c leaves without a wake; the line is then empty.
 	s.leave(c)
 	if n := s.n.Load(); n != 0 || len(s.lines) != 0 {
@@ -46,7 +46,7 @@ func TestSlotLineHandsOnAWake(t *testing.T) {
 	if woken, _ := s.wait(context.Background(), e, time.Hour); !woken {
 		t.Error("e: not woken by the wake d did not need")
 	}
-	s.settle("t")
+	s.settle("t", false)
 	// One that rejoins at the head, having lost its slot, goes first.
 	f := s.join("t", time.Time{})
 	g := s.join("t", time.Now().Add(-time.Second))
@@ -54,7 +54,7 @@ func TestSlotLineHandsOnAWake(t *testing.T) {
 	if woken, _ := s.wait(context.Background(), g, time.Hour); !woken {
 		t.Error("g, rejoined at the head: not the first woken")
 	}
-	s.settle("t")
+	s.settle("t", false)
 	s.leave(f)
 	if n := s.n.Load(); n != 0 || len(s.lines) != 0 {
 		t.Errorf("at the end: %d waiters, %d lines; want none", n, len(s.lines))
