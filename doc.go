@@ -93,7 +93,8 @@
 //
 //   - classify: the profile maps the request to its scopes.
 //   - admit: wait until no scope is blocked, take one of the tenant's
-//     concurrency slots, wait out the resource's write gap, and reserve
+//     concurrency slots (waiters for a slot in arrival order, one woken
+//     per slot freed), wait out the resource's write gap, and reserve
 //     pacing in every scope; each ask is one atomic store call, and the
 //     whole wait is bounded by [Transport.MaxWait].
 //   - send: through [Transport.Base], behind a circuit breaker per tenant
