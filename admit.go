@@ -32,13 +32,60 @@ const (
 // admit waits until the store admits the request, and holds its lease in r.
 // The whole wait is bounded by one deadline, set when admission starts:
 // MaxWait from now, or the context's deadline if sooner.
-func (t *Transport) admit(req *http.Request, r *request) (err error) {
+func (t *Transport) admit(req *http.Request, r *request) error {
 	if t.Shadow {
 		return t.admitShadow(req, r)
 	}
+	t.holdUnits(r)
+	if t.mem != nil && !r.waited && t.fifo.n.Load() == 0 && t.slots.n.Load() == 0 {
+		if ok, err := t.admitNow(r); ok || err != nil {
+			return err
+		}
+	}
+	return t.admitWait(req, r)
+}
+
+// admitNow asks the Transport's own memory store once, for a request
+// nobody waits ahead of, and reports whether it was admitted; one that
+// must wait is neither charged nor booked a turn (the ask allows no wait),
+// and admitWait asks again. Most requests go at once: they pay for no
+// deadline, no deferred cleanup, no line.
+func (t *Transport) admitNow(r *request) (bool, error) {
+	if r.capN > 0 && r.slot == nil && !t.takeSlot(r) {
+		return false, nil
+	}
+	r.pacedBy = ""
+	r.adm.Paced, r.adm.MaxWait, r.adm.Now = false, time.Nanosecond, r.start
+	counted := r.inFlight
+	t.countInFlight(r)
+	d, err := t.mem.Admit(r.ctx, &r.adm)
+	switch {
+	case err != nil:
+		t.giveSlot(r)
+		if !counted {
+			t.uncount(r)
+		}
+		if ctxErr := r.ctx.Err(); ctxErr != nil {
+			return false, ctxErr
+		}
+		return false, fmt.Errorf("heed: admit: %w", err)
+	case d.Reason == store.Admitted:
+		r.lease = d.Lease
+		r.keys.Fleet, r.keys.FleetRate, r.keys.FleetCeiling = d.Metered, d.Rate, d.Ceiling
+		return true, nil
+	}
+	t.giveSlot(r)
+	if !counted {
+		t.uncount(r)
+	}
+	return false, nil
+}
+
+// admitWait is admit for a request that may wait: it asks the store until
+// it is admitted, waiting in line, for its turn, or out a block between.
+func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 	ctx := r.ctx
 	st := t.store()
-	t.holdUnits(r)
 	now := r.start
 	if r.waited {
 		now = time.Now()
@@ -68,7 +115,8 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 	// so that it rejoins at the head should another take the slot first.
 	var inLine *slotWaiter
 	var since time.Time
-	woken := "" // the line r was woken from, until it has asked the store (slotLine.settle)
+	switched := false // r moved to another scope's line and asked again
+	woken := ""       // the line r was woken from, until it has asked the store (slotLine.settle)
 	defer func() {
 		if woken != "" {
 			t.slots.settle(woken, true) // gave up: the slot is the next one's
@@ -132,20 +180,30 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 		// Counted in flight before the store may charge it (and ended if
 		// it does not), so that a count learned meanwhile never misses it.
 		counted := r.inFlight
-		t.countInFlight(r)
-		d, err := st.Admit(ctx, &r.adm)
-		if err != nil {
-			if !counted {
-				t.uncount(r)
+		var d store.Decision
+		if r.capN > 0 && r.slot == nil && !t.takeSlot(r) {
+			// The tenant's cap, which the Transport counts itself: full.
+			// Nothing is asked of the store, nor counted.
+			counted = true
+			d = store.Decision{Reason: store.Busy, Wait: store.BusyPoll, Scope: r.keys.Tenant}
+		} else {
+			t.countInFlight(r)
+			if d, err = st.Admit(ctx, &r.adm); err != nil {
+				t.giveSlot(r)
+				if !counted {
+					t.uncount(r)
+				}
+				if ctxErr := ctx.Err(); ctxErr != nil {
+					return ctxErr
+				}
+				return fmt.Errorf("heed: admit: %w", err)
 			}
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				return ctxErr
-			}
-			return fmt.Errorf("heed: admit: %w", err)
 		}
-		if woken != "" && d.Reason != store.Busy {
+		if woken != "" && d.Reason != store.Busy && !(d.Reason == store.Spaced && d.Scope == woken) {
 			// Woken for a slot: taken, or, where r waits for something
-			// else now (its pace, a block), the next in line's.
+			// else now (its pace, a block), the next in line's. (Woken
+			// for a resource's slot and spaced after its last write, r
+			// keeps its claim: whoever is next waits out the same gap.)
 			t.slots.settle(woken, d.Reason != store.Admitted)
 			woken = ""
 		}
@@ -164,6 +222,8 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 			}
 			return nil
 		}
+		// A request that waits holds no slot: the next may take it.
+		t.giveSlot(r)
 		paced = paced || d.Reserved
 		if !d.Reserved && !counted {
 			t.uncount(r) // nothing charged; a turn booked stays counted
@@ -207,17 +267,27 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 				// and this ask takes it.
 				inLine = t.slots.join(d.Scope, since)
 				if woken != "" {
-					// Back at the head: no longer woken.
-					t.slots.settle(woken, false)
+					// Back at the head of its line: no longer woken. Woken
+					// from another scope's line (the tenant's, and Busy now
+					// on its issue's), it hands that scope's slot on.
+					t.slots.settle(woken, woken != d.Scope)
 					woken = ""
 				}
+				switched = false
 				continue
 			}
 			if inLine.key != d.Scope {
-				// Busy on another cap now: wait in its line (a slot freed
-				// meanwhile is found on the next ask, BusyPoll on).
+				// Busy on another cap now: wait in its line, where it
+				// keeps its place, asking once more, as on joining (once:
+				// two caps that turn over as fast as it asks would keep
+				// it switching).
+				first := inLine.since
 				t.slots.leave(inLine)
-				inLine = t.slots.join(d.Scope, since)
+				inLine = t.slots.join(d.Scope, first)
+				if !switched {
+					switched = true
+					continue
+				}
 			}
 		case wait > budget:
 			return t.tooLong(d, wait, byContext)
@@ -285,6 +355,13 @@ func (t *Transport) admit(req *http.Request, r *request) (err error) {
 func (t *Transport) admitShadow(req *http.Request, r *request) error {
 	ctx := r.ctx
 	r.adm.Paced, r.adm.MaxWait = false, reserveHorizon
+	if r.capN > 0 && r.slot == nil && !t.takeSlot(r) {
+		// The tenant's cap, counted here: full. Reported; sent anyway.
+		if t.OnWait != nil {
+			t.OnWait(WaitEvent{Request: req, Reason: store.Busy, Scope: r.keys.Tenant, Wait: store.BusyPoll, Shadow: true})
+		}
+		return nil
+	}
 	d, err := t.store().Admit(ctx, &r.adm)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -335,6 +412,9 @@ func (t *Transport) tooLong(d store.Decision, wait time.Duration, byContext bool
 func (t *Transport) release(r *request) {
 	if r.lease != 0 { // inlined: a request with no lease costs no call
 		t.releaseLease(r)
+	}
+	if r.slot != nil {
+		t.giveSlot(r)
 	}
 }
 

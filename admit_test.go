@@ -15,6 +15,7 @@ import (
 
 	"github.com/heedhttp/heed"
 	"github.com/heedhttp/heed/heedtest"
+	"github.com/heedhttp/heed/memstore"
 	"github.com/heedhttp/heed/profile"
 	"github.com/heedhttp/heed/store"
 )
@@ -337,6 +338,78 @@ func TestWokenWaiterThatMustWaitPassesTheSlotOn(t *testing.T) {
 		// has given its slot back at 2s.
 		if got := s.Sent(); len(got) != 3 || got[2].Method != http.MethodPut || got[2].At.Sub(start) != 2*time.Second {
 			t.Errorf("sends %v, want the second write third, at 2s", got)
+		}
+	})
+}
+
+// A waiter woken from its tenant's line whose ask is then Busy on another
+// cap (its issue's, one write at a time) hands the tenant's slot on: the
+// GET behind it goes as the slot frees, whether the Transport counts the
+// cap itself or a store shared with others does. (Found by review: the
+// slot stayed free until another release, 9 s here.)
+func TestWokenWaiterBusyElsewherePassesTheSlotOn(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			s := &heedtest.Script{Func: func(r *http.Request, _ int) heedtest.Response {
+				if r.Method == http.MethodPut && r.URL.RawQuery == "" {
+					time.Sleep(10 * time.Second) // the first write holds PROJ-1
+				} else {
+					time.Sleep(time.Second)
+				}
+				return ok()
+			}}
+			tr := &heed.Transport{Base: s, Concurrency: 2, Profile: profile.Jira()}
+			if shared {
+				tr.Store = memstore.New()
+			}
+			start := time.Now()
+			go fetch(t, tr, http.MethodPut, jira+"/rest/api/3/issue/PROJ-1", `{}`)
+			time.Sleep(10 * time.Millisecond)
+			go fetch(t, tr, http.MethodGet, jira+"/rest/api/3/project?g1", "") // the tenant's second slot, 1 s
+			time.Sleep(10 * time.Millisecond)
+			go fetch(t, tr, http.MethodPut, jira+"/rest/api/3/issue/PROJ-1?second", `{}`) // Busy on the tenant
+			time.Sleep(10 * time.Millisecond)
+			go fetch(t, tr, http.MethodGet, jira+"/rest/api/3/project?g2", "") // behind it
+			time.Sleep(1200 * time.Millisecond)
+			fetch(t, tr, http.MethodGet, jira+"/rest/api/3/project?g3", "") // arrives at 1.23 s
+			time.Sleep(20 * time.Second)
+			want := map[string]time.Duration{"g2": 1010 * time.Millisecond, "g3": 2010 * time.Millisecond}
+			for _, x := range s.Sent() {
+				q := x.URL[strings.LastIndex(x.URL, "?")+1:]
+				if w, ok := want[q]; ok && x.At.Sub(start) != w {
+					t.Errorf("shared store %v: %s sent at %v, want %v, as the slot before it freed", shared, q, x.At.Sub(start), w)
+				}
+			}
+		})
+	}
+}
+
+// Writes to one issue waiting for its slot go in arrival order: a waiter
+// woken for the issue's slot and spaced after its last write keeps its
+// claim through the gap, rather than hand it to the next, who would wait
+// out the same gap and then race it.
+func TestWritesToOneIssueGoInArrivalOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &heedtest.Script{Func: func(*http.Request, int) heedtest.Response {
+			time.Sleep(time.Second)
+			return ok()
+		}}
+		tr := &heed.Transport{Base: s, Concurrency: 8, Profile: profile.Jira()}
+		start := time.Now()
+		for i := range 6 {
+			go fetch(t, tr, http.MethodPut, fmt.Sprintf("%s/rest/api/3/issue/PROJ-1?w%d", jira, i), `{}`)
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(30 * time.Second)
+		sent := s.Sent()
+		if len(sent) != 6 {
+			t.Fatalf("%d writes sent, want 6", len(sent))
+		}
+		for i, x := range sent {
+			// One at a time, each 1 s, then the 350 ms gap.
+			if want := time.Duration(i) * 1350 * time.Millisecond; !strings.HasSuffix(x.URL, fmt.Sprintf("w%d", i)) || x.At.Sub(start) != want {
+				t.Errorf("send %d: %s at %v, want w%d at %v", i, x.URL, x.At.Sub(start), i, want)
+			}
 		}
 	})
 }

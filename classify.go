@@ -67,10 +67,15 @@ type requestState struct {
 	pacedBy  string      // the scope whose pacing turn admission last waited for, or ""
 	deadline time.Time   // the context's deadline, or zero
 	lease    store.Lease // held from admission to release; zero for none
-	renewal  *renewal    // renews lease while the request runs, or nil
-	sent     bool        // the caller's body went to Base, which closes it
-	sentAt   time.Time
-	done     func(failed bool, at time.Time) // the breaker's, for this send
+	// capN is the tenant's concurrency cap where the Transport counts it
+	// itself (capSlots), zero where the store does; slot is the slot held
+	// from admission to release, nil for none.
+	capN    int32
+	slot    *flight
+	renewal *renewal // renews lease while the request runs, or nil
+	sent    bool     // the caller's body went to Base, which closes it
+	sentAt  time.Time
+	done    func(failed bool, at time.Time) // the breaker's, for this send
 }
 
 // requests recycles requests; one is put back when its RoundTrip returns,
@@ -121,7 +126,13 @@ func (t *Transport) classify(req *http.Request) *request {
 		r.keys.TenantLimits = p.TenantLimits
 	}
 	r.scopes[iGlobal] = store.ScopeAdmit{Key: scope.Global}
-	r.scopes[iTenant] = store.ScopeAdmit{Key: tenant, Limit: t.concurrency()}
+	capN := t.concurrency()
+	if t.mem != nil && capN > 0 {
+		// The Transport's own memory store: the cap is a count the
+		// Transport keeps (capSlots), not a lease in the store.
+		r.capN, capN = int32(capN), 0
+	}
+	r.scopes[iTenant] = store.ScopeAdmit{Key: tenant, Limit: capN}
 	r.scopes[iEndpoint] = store.ScopeAdmit{Key: endpointKey, Rate: rate, Burst: rate}
 	n := iKey
 	if res := p.ResourceOf(req); res != "" {

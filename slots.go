@@ -2,6 +2,7 @@ package heed
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,8 +90,9 @@ func (s *slotLine) joinQueued(scopes []store.ScopeAdmit, now time.Time) *slotWai
 }
 
 // join puts a waiter for key in its line: at the back, or, given when it
-// first joined, at the head, for one that was woken and lost its slot to a
-// request that asked meanwhile.
+// first joined (one that was woken and lost its slot to a request that
+// asked meanwhile, or moved from another scope's line), ahead of those
+// that joined after that.
 func (s *slotLine) join(key string, since time.Time) *slotWaiter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -118,13 +120,15 @@ func (s *slotLine) joinLocked(key string, since time.Time) *slotWaiter {
 		l = &line{}
 		s.lines[key] = l
 	}
+	// In order of first joining: one that rejoins goes ahead of those
+	// that joined after it first did.
+	i := len(l.ws)
 	if head {
-		l.ws = append(l.ws, nil)
-		copy(l.ws[1:], l.ws)
-		l.ws[0] = w
-	} else {
-		l.ws = append(l.ws, w)
+		for i > 0 && l.ws[i-1].since.After(since) {
+			i--
+		}
 	}
+	l.ws = slices.Insert(l.ws, i, w)
 	s.n.Add(1)
 	s.reheadLocked()
 	return w
@@ -258,6 +262,13 @@ func (s *slotLine) wake(scopes []store.ScopeAdmit) {
 	s.mu.Unlock()
 }
 
+// wakeKey wakes the first waiter of key's line.
+func (s *slotLine) wakeKey(key string) {
+	s.mu.Lock()
+	s.wakeLocked(key)
+	s.mu.Unlock()
+}
+
 // wakeLocked wakes the first waiter of key's line, which stays counted as
 // its head until it settles; s.mu is held.
 func (s *slotLine) wakeLocked(key string) {
@@ -317,4 +328,45 @@ func (s *slotLine) reheadLocked() {
 		}
 	}
 	s.starveAt.Store(at)
+}
+
+// takeSlot takes one of r's tenant's concurrency slots where the Transport
+// counts its cap itself (request.capN), and reports whether one was free.
+// The Transport's own memory store is nobody else's: every slot of it is
+// taken and given back here, once each, so a count serves where a store
+// keeps a lease per request (found again by its id at the release, and
+// given an expiry where a process may die holding it).
+func (t *Transport) takeSlot(r *request) bool {
+	key := r.keys.Tenant
+	t.capMu.Lock()
+	f := t.caps.find(key)
+	switch {
+	case f == nil:
+		f = t.caps.add(key) // one held
+	case f.n >= r.capN:
+		t.capMu.Unlock()
+		return false
+	default:
+		f.n++
+	}
+	t.capMu.Unlock()
+	r.slot = f
+	return true
+}
+
+// giveSlot gives back the slot r holds, if any, and wakes the first caller
+// waiting for one of its tenant's.
+func (t *Transport) giveSlot(r *request) {
+	f := r.slot
+	if f == nil {
+		return
+	}
+	r.slot = nil
+	t.capMu.Lock()
+	f.n-- // a slot held is never swept: the pointer holds
+	t.caps.sweep()
+	t.capMu.Unlock()
+	if t.slots.n.Load() > 0 {
+		t.slots.wakeKey(r.keys.Tenant)
+	}
 }
