@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -54,6 +55,13 @@ type Store struct {
 	// there while it does; one for a scope since dropped is stale (dropped).
 	hints [hintSlots]hint
 	base  time.Time // the zero of the store's instants (instant)
+	// enforcing is set once anything in the Store could hold an admission
+	// back: an Update, or an admission that asked for something (a slot,
+	// a pace, a gap, a meter). Until then no scope holds anything, and an
+	// admission that asks for nothing is admitted with no lock taken (a
+	// Transport whose server has said nothing of its limits, the most
+	// common case, contends on no lock here).
+	enforcing atomic.Bool
 }
 
 const hintSlots = 256
@@ -384,6 +392,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	if err := ctx.Err(); err != nil {
 		return store.Decision{}, err
 	}
+	if !s.enforcing.Load() && asksNothing(a) {
+		return store.Decision{Reason: store.Admitted}, nil
+	}
 	t := a.Now
 	switch { // s.now, written out: no call in front of the clock's
 	case s.Now != nil:
@@ -446,6 +457,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	}
 	if asks == 0 {
 		return store.Decision{Reason: store.Admitted}, nil
+	}
+	if !s.enforcing.Load() {
+		s.enforcing.Store(true)
 	}
 
 	// Blocks first: nothing is reserved for a request that cannot go.
@@ -594,6 +608,19 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 	return d, nil
 }
 
+// asksNothing reports whether none of an admission's scopes asks for a
+// slot, a pace, a gap or a meter: with nothing held by any scope, it is
+// admitted as it is.
+func asksNothing(a *store.Admission) bool {
+	for i := range a.Scopes {
+		sc := &a.Scopes[i]
+		if sc.Limit > 0 || sc.Gap > 0 || sc.Meter || sc.Rate > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // What an admission's scopes ask beyond blocks (Store.Admit).
 const (
 	askBusy   uint8 = 1 << iota // a concurrency cap reached
@@ -693,6 +720,9 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 	t := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.enforcing.Load() && (len(u.Blocks) > 0 || len(u.Rates) > 0 || len(u.Charges) > 0) {
+		s.enforcing.Store(true)
+	}
 	now := s.instant(t)
 	for _, b := range u.Blocks {
 		if b.For <= 0 {

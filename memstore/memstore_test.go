@@ -289,3 +289,35 @@ func TestScopeInUseOutlivesAFlood(t *testing.T) {
 		}
 	})
 }
+
+// Until anything could hold an admission back, an admission that asks for
+// nothing takes no lock and makes no scope; the first that asks for
+// something, or an Update, ends that, and blocks hold from then on.
+func TestAdmitWithNothingToEnforce(t *testing.T) {
+	ctx := context.Background()
+	s := &memstore.Store{}
+	plain := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "g"}, {Key: "t"}, {Key: "t GET /x"}}}
+	for range 3 {
+		if d := admit(t, s, plain); d.Reason != store.Admitted {
+			t.Fatalf("plain admission: %v, want admitted", d.Reason)
+		}
+	}
+	if n := s.Len(); n != 0 {
+		t.Errorf("%d scopes after admissions that asked for nothing, want none", n)
+	}
+	if err := s.Update(ctx, &store.Update{Blocks: []store.Block{{Key: "t", For: time.Hour}}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := admit(t, s, plain); d.Reason != store.Blocked || d.Scope != "t" {
+		t.Errorf("after a block of t: %v on %q, want blocked on t", d.Reason, d.Scope)
+	}
+	// A fresh store: a slot taken is held, and the next asks the lock.
+	s = &memstore.Store{}
+	capped := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "t", Limit: 1}}}
+	if d := admit(t, s, capped); d.Reason != store.Admitted {
+		t.Fatalf("first capped: %v", d.Reason)
+	}
+	if d := admit(t, s, capped); d.Reason != store.Busy {
+		t.Errorf("second capped: %v, want busy", d.Reason)
+	}
+}
