@@ -27,11 +27,15 @@ import (
 // A request refused as Busy joins its line and then asks the store once
 // more, so a slot freed between the store's answer and the joining is
 // never missed: that ask takes it. A woken waiter that finds the slot taken
-// (by a request that asked meanwhile) goes back to the head of its line;
-// until it has asked, it counts as the line's head, so that nobody asks
-// ahead of it once it has waited starveAfter.
+// (by a request that asked meanwhile) rejoins its line ahead of those that
+// joined after it first did; until it has asked, it counts as the line's
+// head, so that nobody asks ahead of it once it has waited starveAfter. One
+// that does not take the slot it was woken for (its pace is not due, or a
+// block holds it, or another cap) hands the wake to the next in line; one
+// woken for a resource's slot and spaced after the resource's last write
+// keeps its claim through the gap, which whoever is next would wait out too.
 // Releases in other processes sharing a store wake nobody here: a waiter
-// asks again after store.BusyPoll whatever happens.
+// asks again every store.BusyPoll (Transport.busyWait).
 type slotLine struct {
 	n atomic.Int32 // waiters in every line, and woken ones not settled: zero makes a release's check free
 	// starveAt is the earliest instant (Unix nanoseconds) a line's head
