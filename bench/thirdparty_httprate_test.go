@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +20,8 @@ import (
 // -Reset (epoch seconds, the end of the current aligned window) on every
 // response, Retry-After on a 429. Each route has its own limiter; /d/ and
 // /e/ share one, which their headers do not say. Keyed per client.
+var tpOffset = flag.Float64("tp.offset", -1, "TestThirdPartyHTTPRate: start the limiters this fraction of a second into one (their windows start there), not at once")
+
 func TestThirdPartyHTTPRate(t *testing.T) {
 	var mu sync.Mutex
 	accepted := map[string]map[string]int{} // client, route
@@ -33,6 +36,16 @@ func TestThirdPartyHTTPRate(t *testing.T) {
 			mu.Unlock()
 			w.Write([]byte("ok"))
 		})
+	}
+	if *tpOffset >= 0 {
+		// httprate's windows start where its limiter starts, a fraction of
+		// a second into one: place that fraction, to look at one phase.
+		now := time.Now()
+		at := now.Truncate(time.Second).Add(time.Duration(*tpOffset * float64(time.Second)))
+		if at.Before(now) {
+			at = at.Add(time.Second)
+		}
+		time.Sleep(time.Until(at))
 	}
 	byClient := httprate.WithKeyFuncs(func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil })
 	limit := func(n int, per time.Duration) func(http.Handler) http.Handler {

@@ -151,7 +151,15 @@ func (w *tpWire) RoundTrip(req *http.Request) (*http.Response, error) {
 // over a fresh loopback transport.
 func tpClients() map[string]func(http.RoundTripper) http.RoundTripper {
 	return map[string]func(http.RoundTripper) http.RoundTripper{
-		"heed": func(base http.RoundTripper) http.RoundTripper { return &heed.Transport{Base: base} },
+		"heed": func(base http.RoundTripper) http.RoundTripper {
+			tr := &heed.Transport{Base: base}
+			if *tpTrace {
+				tr.OnWait = func(e heed.WaitEvent) {
+					fmt.Printf("%s wait %v %s %v\n", time.Now().Format("05.000"), e.Reason, e.Scope, e.Wait)
+				}
+			}
+			return tr
+		},
 		"none": func(base http.RoundTripper) http.RoundTripper { return base },
 	}
 }

@@ -378,6 +378,18 @@ func (st *scopeState) expireLeases(now instant) {
 	st.leases = kept
 }
 
+// lapse ends a learned rate that has lapsed, once: the turns it booked past
+// its end are dropped. A rate holds for its TTL (a quota spread over what
+// is left of a window holds until the window resets); what it booked
+// beyond is not owed to whatever paces the scope next: a fresh window's
+// full quota, a faster rate learned later, or the admission's default.
+func (st *scopeState) lapse(now instant) {
+	if st.rate > 0 && st.rateUntil <= now {
+		st.tat = min(st.tat, st.rateUntil)
+		st.rate, st.ceiling = 0, 0
+	}
+}
+
 // pace returns the scope's pace: its learned rate while one holds, else the
 // admission's default.
 func (st *scopeState) pace(sc *store.ScopeAdmit, now instant) limiter.Pace {
@@ -450,6 +462,9 @@ func (s *Store) Admit(ctx context.Context, a *store.Admission) (store.Decision, 
 		}
 		if sc.Meter {
 			asks |= askMeter
+		}
+		if st.rate > 0 {
+			st.lapse(now)
 		}
 		if sc.Rate > 0 || st.rate > 0 {
 			asks |= askPace
@@ -757,10 +772,8 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			}
 			st.cutAt = now
 		}
-		cur := 0.0
-		if st.rateUntil.After(now) {
-			cur = st.rate
-		}
+		st.lapse(now)
+		cur := st.rate
 		ttl := r.TTL
 		if ttl <= 0 {
 			ttl = store.DefaultRateTTL

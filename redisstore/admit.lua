@@ -166,12 +166,18 @@ end
 
 if not paced then
   -- The request goes when the slowest of its scopes allows.
-  local rates, bursts, yield = {}, {}, {}
+  local rates, bursts, yield, lapsed = {}, {}, {}, {}
   for i = 1, n do
     local rate, burst = rate0[i], burst0[i]
     local lr = tonumber(r[i])
     if lr and lr > 0 and u[i] and u[i] > 0 then
       rate, burst = lr, tonumber(k[i]) or 0
+    elseif lr and lr > 0 and u[i] and rate > 0 then
+      -- memstore's scopeState.lapse: the turns a lapsed rate booked past
+      -- its end are dropped, once (its rate is cleared where this
+      -- admission books).
+      lapsed[i] = true
+      if t[i] and t[i] > u[i] then t[i] = u[i] end
     end
     if rate > 0 then
       rates[i] = rate
@@ -268,6 +274,7 @@ if not paced then
       local f = {}
       if dn[key] then f[1], f[2] = 'n', string.format('%.17g', left[i]) end
       if dt[key] then f[#f + 1], f[#f + 2] = 't', abs(t[i]) end
+      if lapsed[i] then f[#f + 1], f[#f + 2] = 'r', '0' end
       save(key, f, x[i], b[i], g[i], t[i], u[i])
     end
   end

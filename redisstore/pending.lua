@@ -144,6 +144,12 @@ local function update(j, k, out)
     local b, g, t, u = rel(h[1]), rel(h[2]), rel(h[3]), rel(h[4])
     local cur = 0
     if u and u > 0 then cur = tonumber(h[5]) or 0 end
+    local lapsed = false
+    if cur == 0 and u and (tonumber(h[5]) or 0) > 0 and t and t > u then
+      -- memstore's scopeState.lapse: the turns a lapsed rate booked past
+      -- its end are dropped.
+      t, lapsed = u, true
+    end
     local rate, factor, add, def = num(j), num(j + 1), num(j + 2), num(j + 3)
     local lo, hi, burst, ttl = num(j + 4), num(j + 5), num(j + 6), num(j + 7)
     local owed, ago, till, ceil = num(j + 8), num(j + 9), num(j + 10), num(j + 11)
@@ -170,6 +176,7 @@ local function update(j, k, out)
     if v ~= v then v = 0 end
     u = ttl
     local fields = {'r', string.format('%.17g', v), 'k', string.format('%.17g', burst), 'u', abs(u)}
+    if lapsed then fields[7], fields[8] = 't', abs(t) end
     local old = cur -- cmp.Or(cur, Default)
     if old == 0 then old = def end
     if old > 0 and v > old and t and t > 0 then

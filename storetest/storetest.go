@@ -712,6 +712,28 @@ var cases = []struct {
 		h.admitted(adm(sc))
 		h.expect(adm(sc), store.Paced, 10*ms, "e", true)
 	}},
+	{"LapsedRateLeavesNoDebt", func(h *harness) {
+		// A rate booked turns past its end (a window's rest spread until
+		// its reset): once it lapses they are not owed, neither to a rate
+		// learned later nor to the admission's default.
+		for _, def := range []float64{0, 100} {
+			key := fmt.Sprintf("lapse %v", def)
+			sc := store.ScopeAdmit{Key: key, Rate: def, Burst: 1}
+			h.update(&store.Update{Rates: []store.RateUpdate{{Key: key, Rate: 1, Burst: 1, TTL: 2 * s}}})
+			h.admitted(adm(sc))
+			h.expect(adm(sc), store.Paced, 1*s, key, true)
+			h.expect(adm(sc), store.Paced, 2*s, key, true) // booked up to 3 s
+			h.clock.Advance(2 * s)                         // the rate lapses, 1 s of turns still booked
+			if def > 0 {
+				h.admitted(adm(sc))
+				h.expect(adm(sc), store.Paced, 10*ms, key, true) // the default's own pace, no debt
+				h.clock.Advance(20 * ms)
+			}
+			h.update(&store.Update{Rates: []store.RateUpdate{{Key: key, Rate: 10, Burst: 1, TTL: time.Minute}}})
+			h.admitted(adm(sc))
+			h.expect(adm(sc), store.Paced, 100*ms, key, true)
+		}
+	}},
 	{"LearnedBurst", func(h *harness) {
 		sc := store.ScopeAdmit{Key: "e", Rate: 1, Burst: 10}
 		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 10, Burst: 3, TTL: time.Minute}}})

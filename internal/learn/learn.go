@@ -465,16 +465,15 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			steady = l.Quota / l.Window.Seconds()
 			if short {
 				// A burst bucket or a short window: pace at its steady rate.
+				// A sliding count too: it refuses a request that would
+				// bring its estimate (the last window's count, weighed by
+				// how much of it a window ending now covers, and this
+				// one's) past the quota, and an answer of 0 left blocks
+				// until a unit slides back (slide.back), so Target of its
+				// steady rate is refused nothing. (A request less a
+				// window, tried before, fell short of a client that only
+				// retries, by a tenth on go-chi/httprate's 10 a second.)
 				rate = cfg.target() * steady
-				if slideIn > 0 {
-					// A sliding count refuses a request that would bring
-					// its estimate (the last window's count, weighed by
-					// how much of it a window ending now covers, and this
-					// one's) to the quota: paced at the full steady rate
-					// it sits there, and each refusal costs its
-					// Retry-After; a request less a window stays below.
-					rate = min(rate, (l.Quota-1)/l.Window.Seconds())
-				}
 				burst = max(1, (1-cfg.target())*l.Quota)
 				ttl = max(ttl, 2*l.Window)
 			}
@@ -491,7 +490,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		if l.Has(header.HasRemaining | header.HasReset) {
 			advertised = true
 			resetIn := l.Reset.Sub(now)
-			if AbsoluteReset(l.Dialect) && !l.Has(header.ResetIsDelay) {
+			if AbsoluteReset(l.Dialect) && !l.Has(header.ResetIsDelay) && !sl.measured {
 				resetIn += cfg.Skew
 			}
 			// A reset truncated to whole seconds: the window turns up to a

@@ -1585,6 +1585,27 @@ func TestPlanSlidingCount(t *testing.T) {
 		t.Errorf("a fixed window spent, its resets truncated: blocked %v, want %v (to the reset, a second, and the skew)", got, want)
 	}
 
+	// Sent 100 ms past its reset and still counted: no answer bounds the
+	// turn from above yet, so it is taken a second after the reset.
+	var late Memory
+	plan(&late, 200, 5, ms(2000), ms(2100))
+	if got, want := block(plan(&late, 200, 0, ms(2000), ms(2200))), 999*time.Millisecond; got != want {
+		t.Errorf("a window spent past its reset: blocked %v, want %v (to the reset, a second, and the skew)", got, want)
+	}
+	// The first answer of the next window came 306 ms past the reset that
+	// ended the last: its window opened by then, so windows (a second
+	// apart) turn no later than 306 ms after their resets, on this
+	// client's clock, skew and all (and it said most of the quota was
+	// back: a fixed window, tried again at its turn): the block ends
+	// there, not a second and the skew past the reset.
+	plan(&late, 200, 8, ms(3000), ms(2305))
+	for i := range 5 {
+		plan(&late, 200, float64(7-i), ms(3000), ms(2400+100*i))
+	}
+	if got, want := block(plan(&late, 200, 0, ms(3000), ms(2900))), 99*time.Millisecond+311*time.Millisecond; got != want {
+		t.Errorf("a window spent, its turn measured: blocked %v, want %v (to the reset and the turn's 311 ms past it)", got, want)
+	}
+
 	// A sliding count: window 1 spent in a burst; window 2's first answer
 	// (its reset a second on) says 2 left, where a fixed window's would
 	// say 9.
@@ -1592,8 +1613,8 @@ func TestPlanSlidingCount(t *testing.T) {
 	for i := range 10 {
 		plan(&sl, 200, float64(9-i), ms(1000), ms(10*i))
 	}
-	if got, want := endpointRate(plan(&sl, 200, 2, ms(2000), ms(1300))), 9.0; math.Abs(got-want) > 1e-9 {
-		t.Errorf("a sliding count paced at %v, want %v (a request less than its quota per window)", got, want)
+	if got, want := endpointRate(plan(&sl, 200, 2, ms(2000), ms(1300))), 9.7; math.Abs(got-want) > 1e-9 {
+		t.Errorf("a sliding count paced at %v, want %v (Target of its steady rate)", got, want)
 	}
 	// An answer to a later request says as much left: more evidence.
 	plan(&sl, 200, 2, ms(2000), ms(1400))

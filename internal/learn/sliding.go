@@ -55,6 +55,15 @@ type slideState struct {
 	// the limiter's start, a fraction of a second into one), not rounded
 	// up: the turn is up to a second later.
 	floor bool
+	// lateLo and lateHi bound, from answers, how long after its stated
+	// reset a window turns where windows turn on a grid: an answer that
+	// says a window resets at R was counted in it, so the window turns
+	// after its request was sent (lateLo, the most such answers show
+	// past R); and the window had opened by the time the answer came, so
+	// it turns within one window of that (lateHi, the least). hiSet
+	// tells whether an answer has bounded it from above.
+	lateLo, lateHi time.Duration
+	hiSet          bool
 }
 
 // floorEvidence is how long after an answer's reset its request must have
@@ -79,9 +88,13 @@ type slide struct {
 	// count has its first unit back (its last window weighs in full at
 	// the turn), and a fixed window has lost one request, once.
 	probe time.Duration
-	// late is how much later than its reset the window may turn: a
-	// second, for resets truncated to whole seconds (slideState.floor).
-	late time.Duration
+	// late is how much later than its reset the window may turn: up to a
+	// second, for resets truncated to whole seconds (slideState.floor),
+	// or what answers sent after their reset show. measured: late is an
+	// upper bound of the turn read on this client's clock, which holds
+	// any skew of the server's.
+	late     time.Duration
+	measured bool
 }
 
 // slidingCount records an answer of a limit and reports what is known of
@@ -151,10 +164,7 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 	if sentAt.Sub(l.Reset) > floorEvidence {
 		s.floor = true
 	}
-	late := time.Duration(0)
-	if s.floor {
-		late = time.Second
-	}
+	late, measured := s.lateness(l, sentAt, now)
 	if !sentAt.Before(s.sentAt) {
 		s.sentAt, s.at, s.reset, s.remaining = sentAt, now, l.Reset, l.Remaining
 	}
@@ -175,13 +185,56 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		w = l.Window
 	}
 	if s.votes < slideVotes || w <= 0 || w > steadyMaxWindow {
-		sl := slide{step: s.step, late: late}
+		sl := slide{step: s.step, late: late, measured: measured}
 		if !s.fixed {
 			sl.probe = time.Duration(float64(max(w, s.longest)) / l.Quota)
 		}
 		return sl
 	}
-	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), now), step: s.step, late: late}
+	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), now), step: s.step, late: late, measured: measured}
+}
+
+// lateMargin is how far past the latest turn answers allow a window is
+// taken to turn: the answer's transit, and the server's time to count.
+const lateMargin = 5 * time.Millisecond
+
+// lateness records what an answer shows of where its window turns
+// against its stated reset (slideState.lateLo, lateHi), and returns how
+// much later than its reset a window is taken to turn, and whether that
+// was measured on this client's clock. Only where some answer was
+// counted in a window after that window's stated reset (a reset
+// truncated, or a server's clock behind this one) is it more than zero:
+// a reset rounded up, as most servers' are, turns before it. The least
+// upper bound, once one is known and agrees with the lower one (windows
+// on a grid: go-chi/httprate's start a fraction of a second into one);
+// else a second. Bounds that disagree (windows not on a grid) are
+// dropped.
+func (s *slideState) lateness(l *header.Limit, sentAt, now time.Time) (time.Duration, bool) {
+	if d := sentAt.Sub(l.Reset); d > s.lateLo {
+		s.lateLo = min(d, time.Second)
+	}
+	w := s.step
+	if l.Has(header.HasWindow) && l.Window > 0 {
+		w = l.Window
+	}
+	if w > 0 {
+		if h := now.Sub(l.Reset) + w; !s.hiSet || h < s.lateHi {
+			s.lateHi, s.hiSet = h, true
+		}
+	}
+	switch {
+	case s.lateLo <= 0 && !s.floor:
+		return 0, false
+	case s.lateLo > 0 && s.hiSet && s.lateHi >= s.lateLo && s.lateHi < time.Second:
+		return s.lateHi + lateMargin, true
+	case s.hiSet && s.lateHi < s.lateLo:
+		s.lateLo, s.hiSet = 0, false
+	}
+	// Past the reset and no nearer bound: a reset truncated turns within
+	// the second after it. A guess nearer than that, refused, would cost
+	// the refusal's Retry-After (a whole window, go-chi/httprate's); the
+	// second costs at most what is left of it.
+	return time.Second, false
 }
 
 // adjacent reports whether a window ending at reset is the one right
