@@ -500,12 +500,14 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			whole := time.Duration(0) // a reset rounded up to whole seconds
 			if rounded {
 				whole = resetIn
-			} else if short && wholeInstant(l) && l.Reset.After(now) {
+			} else if short && wholeInstant(l) && l.Reset.After(now) && sl.late == 0 {
 				// An instant in whole seconds (X-RateLimit-Reset as epoch
 				// seconds) is rounded too, up by most servers: the window
 				// turns in the second before it, on the server's clock. Read
 				// as a delay rounded up; the skew stays on the reset as an
 				// upper bound, and comes off where the turn is known.
+				// Not where answers came past their resets (slide.late):
+				// those resets are truncated, lower bounds.
 				rounded, whole = true, l.Reset.Sub(now)
 			}
 			if short {

@@ -1623,6 +1623,17 @@ func TestPlanSlidingCount(t *testing.T) {
 	if got, want := block(plan(&sl, 200, 0, ms(2000), ms(1500))), 100*time.Millisecond; got != want {
 		t.Errorf("a sliding count at 0, its last window full: blocked %v, want %v (one interval)", got, want)
 	}
+	// This client's own counts explain an answer of 0 left: window 1's ten,
+	// sent in a burst, weigh 8.5 at 1.15 s, and the request makes 9.5. A
+	// unit is back once they weigh 9 (at 1.2 s), half an interval on, not
+	// a whole one.
+	var own Memory
+	for i := range 10 {
+		plan(&own, 200, float64(9-i), ms(1000), ms(10*i))
+	}
+	if got, want := block(plan(&own, 200, 0, ms(2000), ms(1150))), 49*time.Millisecond; got != want {
+		t.Errorf("a sliding count at 0, from this client's own counts: blocked %v, want %v (until they weigh a quota less one)", got, want)
+	}
 	// Window 3 follows window 2's three answers: at 0 at 2.1 s, window 2
 	// slides out at 3 a second, a unit in 333 ms, within the window.
 	if got, want := block(plan(&sl, 200, 0, ms(3000), ms(2100))), time.Second/3; got != want {

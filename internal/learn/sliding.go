@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"math"
 	"time"
 
 	"github.com/heedhttp/heed/header"
@@ -191,7 +192,7 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		}
 		return sl
 	}
-	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), now), step: s.step, late: late, measured: measured}
+	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), sentAt, now), step: s.step, late: late, measured: measured}
 }
 
 // lateMargin is how far past the latest turn answers allow a window is
@@ -250,10 +251,20 @@ func (s *slideState) adjacent(reset time.Time) bool {
 // saw accepted: a window it spent alone in a burst weighs little in the
 // next, whose count is then spent until it turns, however long ago the
 // burst was.
-func (s *slideState) back(w time.Duration, l *header.Limit, turnAt, now time.Time) time.Duration {
+//
+// Where this client's counts account for the whole estimate (the answer
+// said 0 left, and they weigh a quota less one or more when the request
+// was sent: no other client counts in it), the unit is back when they
+// weigh a quota less one, however much of an interval that is; turnAt is
+// never before the turn, so the last window is taken to weigh at least
+// as much as it does.
+func (s *slideState) back(w time.Duration, l *header.Limit, turnAt, sentAt, now time.Time) time.Duration {
 	per := func(n int) time.Duration { return time.Duration(float64(w) / float64(max(n, 1))) }
 	if !s.win.Equal(l.Reset) {
 		return per(int(l.Quota))
+	}
+	if d, ok := s.weighed(w, l.Quota, turnAt, sentAt, now); ok {
+		return d
 	}
 	turn := turnAt.Sub(now)
 	if d := per(s.prevN); s.prevN > 0 && d < turn {
@@ -268,4 +279,36 @@ func (m *Memory) isSliding(key string) bool {
 	defer m.mu.Unlock()
 	s := m.slides[key]
 	return s != nil && s.votes >= slideVotes
+}
+
+// weighed returns how long from now until this client's own counts,
+// weighed as a sliding window counter weighs them (the last window's by
+// how much of it a window ending then covers, and this one's), come to a
+// quota less one, and whether they explain an answer of 0 left: at its
+// request they weighed more than a quota less one. The window ends at
+// turnAt, a window after it began. An answer of 0 left says they weigh
+// more than a quota less one, so prev is above nothing where the unit
+// comes back within this window.
+func (s *slideState) weighed(w time.Duration, quota float64, turnAt, sentAt, now time.Time) (time.Duration, bool) {
+	prev, cur := float64(s.prevN), float64(s.n)
+	start := turnAt.Add(-w)
+	weigh := func(t time.Time) float64 {
+		x := min(max(float64(t.Sub(start))/float64(w), 0), 1)
+		return prev*(1-x) + cur
+	}
+	if weigh(sentAt) <= quota-1 {
+		// Other clients count too (or the window is not where it is
+		// taken to be): a unit of this one's is no unit back.
+		return 0, false
+	}
+	var at time.Time
+	switch {
+	case cur <= quota-1:
+		// Within this window, as the last one slides out.
+		at = start.Add(time.Duration(math.Ceil(float64(w) * (1 - (quota-1-cur)/prev))))
+	default:
+		// Past the turn, as this one slides out.
+		at = turnAt.Add(time.Duration(math.Ceil(float64(w) * (1 - (quota-1)/cur))))
+	}
+	return max(at.Sub(now), 0), true
 }
