@@ -168,7 +168,7 @@ func tpClients() map[string]func(http.RoundTripper) http.RoundTripper {
 // tpDuration, and returns their wire counts per route.
 // tpOnly keeps, when set, only the routes whose paths contain it: to look
 // at one route alone, with no other route's 429s on its host.
-var tpOnly = flag.String("tp.route", "", "third-party tests: run only the routes whose paths contain this")
+var tpOnly = flag.String("tp.route", "", "third-party tests: run only the routes whose paths contain this (or any of these, comma-separated)")
 
 // tpTrace prints, when set, each of heed's requests as it is answered: when
 // it was sent and answered (seconds of the minute), its status and the
@@ -180,7 +180,14 @@ func tpFilter(routes []tpRoute) []tpRoute {
 	if *tpOnly == "" {
 		return routes
 	}
-	return slices.DeleteFunc(routes, func(r tpRoute) bool { return !strings.Contains(r.path, *tpOnly) })
+	return slices.DeleteFunc(routes, func(r tpRoute) bool {
+		for only := range strings.SplitSeq(*tpOnly, ",") {
+			if strings.Contains(r.path, only) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 func runTP(t *testing.T, baseURL string, routes []tpRoute) map[string]*tpWire {

@@ -1606,6 +1606,23 @@ func TestPlanSlidingCount(t *testing.T) {
 		t.Errorf("a window spent, its turn measured: blocked %v, want %v (to the reset and the turn's 311 ms past it)", got, want)
 	}
 
+	// Resets rounded up (express-rate-limit's): window 1, stated to end at
+	// 1 s, turns at 950 ms. Window 2's answers from 952 ms say it opened
+	// whole: a fixed window. The first answer sent after the stated 1 s,
+	// from the middle of window 2, with nothing left, is no sign of a
+	// count that slides.
+	var rounded Memory
+	for i := range 10 {
+		plan(&rounded, 200, float64(9-i), ms(1000), ms(10+90*i))
+	}
+	for i := range 9 {
+		plan(&rounded, 200, float64(9-i), ms(2000), ms(952+6*i))
+	}
+	plan(&rounded, 200, 0, ms(2000), ms(1010))
+	if rounded.isSliding(request().Endpoint) {
+		t.Errorf("a fixed window with resets rounded up is taken to slide")
+	}
+
 	// A sliding count: window 1 spent in a burst; window 2's first answer
 	// (its reset a second on) says 2 left, where a fixed window's would
 	// say 9.

@@ -116,6 +116,7 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		s = &slideState{}
 		m.slides[key] = s
 	}
+	lastReset := s.reset
 	switch {
 	case status == 429 && !s.spent.IsZero() && l.Reset.After(s.spent) && sentAt.After(s.spent) && s.adjacent(l.Reset) && !s.fixed:
 		// Refused in the window after one an answer said was spent: a
@@ -137,8 +138,11 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 			s.step = d
 		}
 	}
-	if status < 400 && !s.spent.IsZero() && l.Reset.After(s.spent) && sentAt.After(s.spent) {
-		// The first answer after a spent window turned: a fixed window's
+	if status < 400 && !s.spent.IsZero() && l.Reset.After(s.spent) && lastReset.Equal(s.spent) {
+		// The first answer after a spent window turned (the answer before
+		// it was of the spent window: a reset rounded up, express-rate-
+		// limit's, passes well after the turn, and an answer sent after
+		// it may be from the middle of the next window): a fixed window's
 		// count is whole again; a sliding count weighs the spent window in
 		// full, and has little back (a fixed window that other clients
 		// spent most of meanwhile says nothing either way). Only in the
