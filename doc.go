@@ -77,7 +77,10 @@
 //     saying as much left in the same window, or the window after a spent
 //     one opening with under a quarter of its quota back; a refusal takes one piece
 //     of evidence back, and a window after a spent one opening with most of
-//     its quota back settles it as fixed.
+//     its quota back settles it as fixed. Such a reset is taken as truncated
+//     once a request sent after it was counted in its window: the window
+//     turns up to a second after it, or no later than the first answer of
+//     a window came, once one has bounded it.
 //   - A count no header names (X-RateLimit-* with no scope) is each
 //     endpoint's own until two endpoints' answers in one window say values
 //     left that fill each other's gaps and never repeat each other's, as
