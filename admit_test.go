@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -411,51 +410,6 @@ func TestWritesToOneIssueGoInArrivalOrder(t *testing.T) {
 			if want := time.Duration(i) * 1350 * time.Millisecond; !strings.HasSuffix(x.URL, fmt.Sprintf("w%d", i)) || x.At.Sub(start) != want {
 				t.Errorf("send %d: %s at %v, want w%d at %v", i, x.URL, x.At.Sub(start), i, want)
 			}
-		}
-	})
-}
-
-// With its own memory store, a Transport books a pacing turn at most a
-// quarter second ahead: a caller further from its turn waits in line and
-// asks again when it is near, so a rate that rises meanwhile (a window's
-// rest spread until a reset rounded up, then the window after) finds
-// nobody holding a turn booked at the old one. Eight callers at 4 a
-// second still go exactly a quarter second apart once the burst is spent;
-// with a second's horizon the last callers booked turns 0.5-1 s ahead.
-func TestOwnStoreBooksTurnsAQuarterSecondAhead(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		start := time.Now()
-		var mu sync.Mutex
-		var sent []time.Duration
-		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			mu.Lock()
-			sent = append(sent, time.Since(start))
-			mu.Unlock()
-			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: req}, nil
-		})
-		var longest atomic.Int64
-		tr := &heed.Transport{Base: base, Profile: &profile.Profile{Rate: func(string) float64 { return 4 }},
-			OnWait: func(e heed.WaitEvent) {
-				if e.Reason == store.Paced && int64(e.Wait) > longest.Load() {
-					longest.Store(int64(e.Wait))
-				}
-			}}
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() { fetch(t, tr, http.MethodGet, "https://api.test/v1/things", "") })
-		}
-		wg.Wait()
-		slices.Sort(sent)
-		for i, d := range sent {
-			// A profile's rate keeps a second's burst: four go at once.
-			if want := time.Duration(max(i-3, 0)) * 250 * time.Millisecond; d != want {
-				t.Errorf("request %d sent at %v, want %v", i, d, want)
-			}
-		}
-		// A head beyond the horizon sleeps to a quarter second before its
-		// turn, with up to a tenth of jitter.
-		if d := time.Duration(longest.Load()); d > 275*time.Millisecond {
-			t.Errorf("longest pacing wait %v, want at most 275ms: turns booked at most 250ms ahead", d)
 		}
 	})
 }
