@@ -18,13 +18,6 @@ const (
 	// after the rate rises. Requests further from their turn wait in a
 	// first-come, first-served queue (see fifo).
 	reserveHorizon = time.Second
-	// ownHorizon is reserveHorizon with the Transport's own memory store,
-	// where an ask costs a lock, not a round trip: a window's rest spread
-	// until a reset rounded up, whose window turns up to a second sooner,
-	// held the next window back by up to a second of turns booked at the
-	// spread's pace (express-rate-limit's legacy headers, 352 → 367 of
-	// 400 accepted over four routes, mean of three runs each).
-	ownHorizon = 250 * time.Millisecond
 	// blockReask: a request blocked for longer than twice this asks again
 	// halfway through the block, a few times however long it is.
 	blockReask = 100 * time.Millisecond
@@ -169,9 +162,6 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 	}
 	paced := false
 	horizon := reserveHorizon
-	if t.mem != nil {
-		horizon = ownHorizon
-	}
 	var prev time.Duration // the last pacing wait beyond the horizon
 	reasked := ""          // the scope whose block the last wait halved, to ask again
 	var jit time.Duration  // the jitter added to that block's end
