@@ -487,7 +487,10 @@ func TestLearnsAWindowOpenedByTheFirstRequest(t *testing.T) {
 // window of Retry-After on a 429) says 0 left on accepted answers while
 // units come back continuously. Waiting for the reset there finds the next
 // window at 0 again and each 429 costs a second; heed learns the count
-// slides and holds it a request under its quota per window.
+// slides, paces it at 97% of its steady rate, and after an answer of 0
+// left waits until its own requests' counts weigh a quota less one (253
+// accepted, 84%, when it held a request under its quota per window and
+// waited a whole interval).
 func TestPacesASlidingWindowCounter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const run = 30 * time.Second
@@ -495,11 +498,14 @@ func TestPacesASlidingWindowCounter(t *testing.T) {
 			sim.Limit{Name: "sliding", Kind: sim.SlidingWindow, Quota: 10, Window: time.Second, Dialect: sim.XRateLimit, RetryAfter: time.Second})
 		allowed := 10 * run.Seconds()
 		t.Logf("accepted %d, rejected %d, sent while blocked %d, allowed %.0f", truth.Accepted, truth.Rejected, truth.SentWhileBlocked, allowed)
-		if used := float64(truth.Accepted) / allowed; used < 0.80 || used > 0.92 {
-			t.Errorf("used %.1f%% of the allowed rate (%d accepted of %.0f), want 80-92%% (9 a second once it slides)", 100*used, truth.Accepted, allowed)
+		// The simulator's count admits while it weighs a quota less one or
+		// less: a client sending as each unit comes back holds it between
+		// 9 and 10, 9.5 a second.
+		if used := float64(truth.Accepted) / allowed; used < 0.88 || used > 0.95 {
+			t.Errorf("used %.1f%% of the allowed rate (%d accepted of %.0f), want 88-95%%", 100*used, truth.Accepted, allowed)
 		}
-		if truth.Rejected > 2 || truth.SentWhileBlocked != 0 {
-			t.Errorf("%d answered 429, %d sent while blocked: want at most 2 and none", truth.Rejected, truth.SentWhileBlocked)
+		if truth.Rejected > 1 || truth.SentWhileBlocked != 0 {
+			t.Errorf("%d answered 429, %d sent while blocked: want at most 1 and none", truth.Rejected, truth.SentWhileBlocked)
 		}
 	})
 }
