@@ -30,8 +30,10 @@ import (
 // same time for the same duration; the limiters key their counters on the
 // X-Client header, so each client has fresh limits of its own.
 
-// tpDuration is how long each comparison runs.
-const tpDuration = 8 * time.Second
+// tpFor is how long each comparison runs (-tp.for; 8 s by default): a
+// longer run shows the steady state past the first windows, where heed
+// has yet to learn a limiter's kind and phase.
+var tpFor = flag.Duration("tp.for", 8*time.Second, "third-party tests: how long each comparison runs")
 
 // tpPace is the least time one worker's iteration takes, so that the
 // offered load is above every limit but bounded: two workers per route
@@ -165,7 +167,7 @@ func tpClients() map[string]func(http.RoundTripper) http.RoundTripper {
 }
 
 // runTP runs heed and none against baseURL at the same time, for
-// tpDuration, and returns their wire counts per route.
+// -tp.for, and returns their wire counts per route.
 // tpOnly keeps, when set, only the routes whose paths contain it: to look
 // at one route alone, with no other route's 429s on its host.
 var tpOnly = flag.String("tp.route", "", "third-party tests: run only the routes whose paths contain this (or any of these, comma-separated)")
@@ -191,7 +193,7 @@ func tpFilter(routes []tpRoute) []tpRoute {
 }
 
 func runTP(t *testing.T, baseURL string, routes []tpRoute) map[string]*tpWire {
-	ctx, cancel := context.WithTimeout(t.Context(), tpDuration)
+	ctx, cancel := context.WithTimeout(t.Context(), *tpFor)
 	defer cancel()
 	wires := map[string]*tpWire{}
 	var wg sync.WaitGroup
@@ -247,7 +249,7 @@ func tpReport(t *testing.T, title string, routes []tpRoute, wires map[string]*tp
 		}
 	}
 	fmt.Fprintf(&b, "| **all** | %d | %d | | | %d | %d | **%s** |\n", ht, hl, nt, nl, ratio(ht, nt))
-	t.Logf("%s, %v each, heed and none at the same time:\n%s", title, tpDuration, b.String())
+	t.Logf("%s, %v each, heed and none at the same time:\n%s", title, *tpFor, b.String())
 	if ht < nt {
 		msg := fmt.Sprintf("heed accepted %d, fewer than none's %d (%s×)", ht, nt, ratio(ht, nt))
 		if strict() {
@@ -281,7 +283,7 @@ func tpWrite(t *testing.T, name, about, table string) {
 	}
 	var md strings.Builder
 	md.WriteString("# heed against real rate limiters\n\nProduced by `cd bench && go test -run ThirdParty -v -count=1 -write` (real time, loopback; heed zero-config and a client with no rate-limit handling, at the same time, " +
-		strconv.Itoa(int(tpDuration/time.Second)) + "s each, two workers per route, each iteration at least " + tpPace.String() + ").\n\n")
+		strconv.Itoa(int(*tpFor/time.Second)) + "s each, two workers per route, each iteration at least " + tpPace.String() + ").\n\n")
 	for _, k := range []string{"express-rate-limit", "nginx limit_req", "go-chi/httprate"} {
 		if s, ok := tpResults.m[k]; ok {
 			md.WriteString(s + "\n")

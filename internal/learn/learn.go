@@ -563,7 +563,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// the server, as a provider's documented windows
 						// are): tried again one steady interval after the
 						// turn (slide.probe).
-						resetIn, bound = resetIn+sl.probe, false
+						resetIn, bound = resetIn+sl.probe+sl.unsure, false
 					}
 					full := FullReset(l.Dialect) && !math.IsInf(steady, 1)
 					bound = bound && !full
@@ -588,6 +588,15 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// with a bound rounded up from later in the window.
 						u.Blocks = append(u.Blocks, store.Block{Key: r.Endpoint, For: resetIn, Bound: bound && len(m.SubScopes(r.Endpoint)) <= 1})
 						p.Blocks = append(p.Blocks, Block{Scope: r.Endpoint, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
+					}
+					if slideIn > 0 && short && !math.IsInf(rate, 1) {
+						// A sliding count at its limit stays paced too: its
+						// answers say 0 left from here on, and two callers
+						// blocked until a unit is back would go together
+						// into a count with room for one (go-chi/httprate
+						// refused the second, a Retry-After of 10 s), once
+						// the pace learned from its first window lapsed.
+						mergeRate(u, first, store.RateUpdate{Key: key, Rate: rate, Burst: burst, TTL: ttl})
 					}
 					if !full || !spendable(r, l) {
 						continue

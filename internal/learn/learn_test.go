@@ -1623,6 +1623,39 @@ func TestPlanSlidingCount(t *testing.T) {
 		t.Errorf("a fixed window with resets rounded up is taken to slide")
 	}
 
+	// A longer window (10 in 10 s) first spent, its reset in whole
+	// seconds and nothing known of where it turns: probed a second past
+	// the reset and one interval (a truncated reset's window turns up to
+	// a second later, and refuses with up to its whole length to wait),
+	// not at the reset and one interval.
+	var long Memory
+	for i := range 9 {
+		plan(&long, 200, float64(9-i), ms(10000), ms(1000*i))
+	}
+	if got, want := block(plan(&long, 200, 0, ms(10000), ms(9000))), 999*time.Millisecond+200*time.Millisecond+time.Second+time.Second; got != want {
+		t.Errorf("a 10 s window first spent: blocked %v, want %v (to the reset, the skew, one interval and a second)", got, want)
+	}
+
+	// A sliding count this client sat out two windows of (reset 1 s, then
+	// 4 s): the least step between its resets (3 s) is not its window, and
+	// the burst of the window at 1 s weighs nothing at 3.1 s. At 0 there,
+	// a unit is back once this window's one answer slides out, past the
+	// turn (over the window taken as that step until a nearer pair of
+	// resets shows it shorter), not in a tenth of a second.
+	var sat Memory
+	for i := range 10 {
+		plan(&sat, 200, float64(9-i), ms(1000), ms(10*i))
+	}
+	p := plan(&sat, 200, 0, ms(4000), ms(3100))
+	if got, want := block(p), 899*time.Millisecond+3*time.Second; got != want {
+		t.Errorf("a sliding count at 0 after windows sat out: blocked %v, want %v (past the turn)", got, want)
+	}
+	// And it stays paced, at Target of its steady rate, though its answers
+	// say 0 left: callers blocked until a unit is back go one at a time.
+	if got, want := endpointRate(p), 0.97*10/3; math.Abs(got-want) > 1e-9 {
+		t.Errorf("a sliding count at 0 paced at %v, want %v", got, want)
+	}
+
 	// A sliding count: window 1 spent in a burst; window 2's first answer
 	// (its reset a second on) says 2 left, where a fixed window's would
 	// say 9.
@@ -1639,17 +1672,6 @@ func TestPlanSlidingCount(t *testing.T) {
 	// at 10 a second: one is back in 100 ms, not at the reset.
 	if got, want := block(plan(&sl, 200, 0, ms(2000), ms(1500))), 100*time.Millisecond; got != want {
 		t.Errorf("a sliding count at 0, its last window full: blocked %v, want %v (one interval)", got, want)
-	}
-	// This client's own counts explain an answer of 0 left: window 1's ten,
-	// sent in a burst, weigh 8.5 at 1.15 s, and the request makes 9.5. A
-	// unit is back once they weigh 9 (at 1.2 s), half an interval on, not
-	// a whole one.
-	var own Memory
-	for i := range 10 {
-		plan(&own, 200, float64(9-i), ms(1000), ms(10*i))
-	}
-	if got, want := block(plan(&own, 200, 0, ms(2000), ms(1150))), 49*time.Millisecond; got != want {
-		t.Errorf("a sliding count at 0, from this client's own counts: blocked %v, want %v (until they weigh a quota less one)", got, want)
 	}
 	// Window 3 follows window 2's three answers: at 0 at 2.1 s, window 2
 	// slides out at 3 a second, a unit in 333 ms, within the window.
@@ -2230,5 +2252,30 @@ func TestFirstWaitedRefusalAfterABurstProbesNothing(t *testing.T) {
 	}
 	if p := step(429, 1100, true); len(p.Update.Rates) != 1 {
 		t.Errorf("the next refusal: rates %+v, want a cut of its own", p.Update.Rates)
+	}
+}
+
+// An answer of 0 left that this client's own counts explain: window 1's
+// ten, sent in a burst, weigh 8.5 at 1.15 s into a 1 s window that began
+// at 1 s, and the request, this window's first, makes 9.5.
+// Where the turn is measured, the unit is back once they weigh 9 (at
+// 1.2 s), half an interval on; where the reset may be truncated (the
+// window up to a second later than it says), one whole interval, as the
+// last window slides out.
+func TestSlidingUnitBackFromOwnCounts(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	l := &header.Limit{Known: header.HasQuota | header.HasRemaining | header.HasReset, Quota: 10, Reset: ms(2000)}
+	s := &slideState{win: ms(2000), n: 1, prevN: 10}
+	if got, want := s.back(time.Second, l, ms(2000), true, ms(1150), ms(1151)), 49*time.Millisecond; got != want {
+		t.Errorf("turn measured: back in %v, want %v (until the counts weigh a quota less one)", got, want)
+	}
+	if got, want := s.back(time.Second, l, ms(2000), false, ms(1150), ms(1151)), 100*time.Millisecond; got != want {
+		t.Errorf("turn not measured: back in %v, want %v (one interval of the last window)", got, want)
+	}
+	// Counts that do not explain the 0 (another client counts too): one
+	// interval, measured or not.
+	s.prevN = 5
+	if got, want := s.back(time.Second, l, ms(2000), true, ms(1150), ms(1151)), 200*time.Millisecond; got != want {
+		t.Errorf("counts short of the 0: back in %v, want %v (one interval)", got, want)
 	}
 }

@@ -96,7 +96,20 @@ type slide struct {
 	// any skew of the server's.
 	late     time.Duration
 	measured bool
+	// unsure is added to a probe's wait where nothing is known of where
+	// a window of more than unsureMinWindow turns against its reset in
+	// whole seconds: a second, as far past it as a truncated reset's
+	// turn can be. Probed sooner, such a window refuses with a wait of
+	// up to its whole length (go-chi/httprate's 30 in 10 s: 10 s); a
+	// reset rounded up (most servers') loses a second, once, until the
+	// window's turn shows it fixed.
+	unsure time.Duration
 }
+
+// unsureMinWindow is the shortest window whose unknown turn is probed a
+// second past its reset (slide.unsure): for shorter ones a refusal costs
+// about what the second would.
+const unsureMinWindow = 2 * time.Second
 
 // slidingCount records an answer of a limit and reports what is known of
 // its count (slide).
@@ -179,7 +192,14 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 			s.n++
 		case l.Reset.After(s.win):
 			s.prevN = 0
-			if s.step > 0 && l.Reset.Sub(s.win) == s.step {
+			if s.step > 0 && l.Reset.Sub(s.win) == s.step && s.step <= s.longest+time.Second {
+				// The window right before, as far as is known: the
+				// least step between resets is a whole number of windows,
+				// more than one where this client sat some out (a
+				// Retry-After of a whole window, httprate's), unless no
+				// longer than a window's answers have said it is. Taken
+				// for the last window, two windows back would be weighed
+				// as sliding out now, and a unit taken back too soon.
 				s.prevN = s.n
 			}
 			s.win, s.n = l.Reset, 1
@@ -193,10 +213,13 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		sl := slide{step: s.step, late: late, measured: measured}
 		if !s.fixed {
 			sl.probe = time.Duration(float64(max(w, s.longest)) / l.Quota)
+			if late == 0 && max(w, s.longest) > unsureMinWindow {
+				sl.unsure = time.Second
+			}
 		}
 		return sl
 	}
-	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), sentAt, now), step: s.step, late: late, measured: measured}
+	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), measured, sentAt, now), step: s.step, late: late, measured: measured}
 }
 
 // lateMargin is how far past the latest turn answers allow a window is
@@ -259,15 +282,19 @@ func (s *slideState) adjacent(reset time.Time) bool {
 // Where this client's counts account for the whole estimate (the answer
 // said 0 left, and they weigh a quota less one or more when the request
 // was sent: no other client counts in it), the unit is back when they
-// weigh a quota less one, however much of an interval that is; turnAt is
-// never before the turn, so the last window is taken to weigh at least
-// as much as it does.
-func (s *slideState) back(w time.Duration, l *header.Limit, turnAt, sentAt, now time.Time) time.Duration {
+// weigh a quota less one, however much of an interval that is. Only
+// where turnAt is measured (slide.measured), so never before the turn:
+// the last window is then taken to weigh at least as much as it does. A
+// reset in whole seconds not known to be truncated may be: taken at its
+// word, the window would be placed up to a second early, the last one
+// weighed too little, and the unit taken back too soon (go-chi/httprate's
+// 30 in 10 s refused it, a Retry-After of 10 s).
+func (s *slideState) back(w time.Duration, l *header.Limit, turnAt time.Time, measured bool, sentAt, now time.Time) time.Duration {
 	per := func(n int) time.Duration { return time.Duration(float64(w) / float64(max(n, 1))) }
 	if !s.win.Equal(l.Reset) {
 		return per(int(l.Quota))
 	}
-	if d, ok := s.weighed(w, l.Quota, turnAt, sentAt, now); ok {
+	if d, ok := s.weighed(w, l.Quota, turnAt, sentAt, now); ok && measured {
 		return d
 	}
 	turn := turnAt.Sub(now)
