@@ -14,14 +14,16 @@ import (
 	"github.com/go-chi/httprate"
 )
 
+// tpOffset starts httprate's limiters, when set, that fraction of a second
+// into one: their windows start there, so each phase can be measured.
+var tpOffset = flag.Float64("tp.offset", -1, "TestThirdPartyHTTPRate: start the limiters this fraction of a second into one (their windows start there), not at once")
+
 // TestThirdPartyHTTPRate runs heed against go-chi/httprate, a widely used
 // Go middleware (a sliding window counter, as Cloudflare describes it),
 // on a real net/http server on loopback: X-RateLimit-Limit, -Remaining and
 // -Reset (epoch seconds, the end of the current aligned window) on every
 // response, Retry-After on a 429. Each route has its own limiter; /d/ and
 // /e/ share one, which their headers do not say. Keyed per client.
-var tpOffset = flag.Float64("tp.offset", -1, "TestThirdPartyHTTPRate: start the limiters this fraction of a second into one (their windows start there), not at once")
-
 func TestThirdPartyHTTPRate(t *testing.T) {
 	var mu sync.Mutex
 	accepted := map[string]map[string]int{} // client, route

@@ -166,8 +166,6 @@ func tpClients() map[string]func(http.RoundTripper) http.RoundTripper {
 	}
 }
 
-// runTP runs heed and none against baseURL at the same time, for
-// -tp.for, and returns their wire counts per route.
 // tpOnly keeps, when set, only the routes whose paths contain it: to look
 // at one route alone, with no other route's 429s on its host.
 var tpOnly = flag.String("tp.route", "", "third-party tests: run only the routes whose paths contain this (or any of these, comma-separated)")
@@ -192,6 +190,8 @@ func tpFilter(routes []tpRoute) []tpRoute {
 	})
 }
 
+// runTP runs heed and none against baseURL at the same time, for
+// -tp.for, and returns their wire counts per route.
 func runTP(t *testing.T, baseURL string, routes []tpRoute) map[string]*tpWire {
 	ctx, cancel := context.WithTimeout(t.Context(), *tpFor)
 	defer cancel()

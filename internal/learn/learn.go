@@ -563,7 +563,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// the server, as a provider's documented windows
 						// are): tried again one steady interval after the
 						// turn (slide.probe).
-						resetIn, bound = resetIn+sl.probe+sl.unsure, false
+						resetIn, bound = min(resetIn+sl.probe+sl.unsure, MaxBlock), false
 					}
 					full := FullReset(l.Dialect) && !math.IsInf(steady, 1)
 					bound = bound && !full

@@ -294,8 +294,10 @@ func (s *slideState) back(w time.Duration, l *header.Limit, turnAt time.Time, me
 	if !s.win.Equal(l.Reset) {
 		return per(int(l.Quota))
 	}
-	if d, ok := s.weighed(w, l.Quota, turnAt, sentAt, now); ok && measured {
-		return d
+	if measured {
+		if d, ok := s.weighed(w, l.Quota, turnAt, sentAt, now); ok {
+			return d
+		}
 	}
 	turn := turnAt.Sub(now)
 	if d := per(s.prevN); s.prevN > 0 && d < turn {
