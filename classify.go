@@ -31,6 +31,7 @@ type request struct {
 	// flying are the counts countInFlight added to, which dropInFlight
 	// takes back without looking their keys up again.
 	flying [scope.MaxPerRequest]*flight
+	stripe uint8 // the stripe of Transport.flights it counts on
 
 	// Recycled with the request, so that learning from a typical response
 	// allocates nothing. obs and plan are reset where a response is
@@ -54,7 +55,7 @@ type requestState struct {
 	units                bool    // some scope is charged a cost in tokens or points
 	unitCost             float64 // what it is charged, when units
 	heldUnits            int64   // its share of Transport.unitsPending, in thousandths
-	inFlight             bool    // counted in Transport.inFlight and flights
+	inFlight             bool    // counted in Transport.flights
 	nFlying              int     // the entries of flying in use
 	fresh                bool    // no limit scope among its scopes
 	freshOf              *flight // its tenant's count, whose fresh countInFlight added to
@@ -80,7 +81,15 @@ type requestState struct {
 
 // requests recycles requests; one is put back when its RoundTrip returns,
 // and nothing keeps a reference to it.
-var requests = sync.Pool{New: func() any { return new(request) }}
+var requests = sync.Pool{New: func() any {
+	return &request{stripe: uint8(nextStripe.Add(1))}
+}}
+
+// nextStripe deals the stripes of Transport.flights to new requests in
+// turn. A request keeps its stripe when recycled, and the pool recycles
+// it mostly on the processor that freed it: the requests of one core
+// mostly count on the same stripes.
+var nextStripe atomic.Uint32
 
 // Indexes of the fixed scopes in request.scopes; learned limit scopes follow.
 const (
@@ -112,6 +121,7 @@ func (t *Transport) classify(req *http.Request) *request {
 		Global:       scope.Global,
 		Tenant:       tenant,
 		Endpoint:     endpointKey,
+		Stripe:       r.stripe,
 		Write:        profile.IsWrite(req.Method),
 		Rate:         rate,
 		UnknownScope: p.BlockScope(),

@@ -38,7 +38,10 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 			in.Usage, in.HasUsage = p.Usage(resp)
 		}
 	}
-	r.admittedAt = t.admitted.Load()
+	if len(r.obs.Limits) > 0 {
+		// Only a count of a limit is told as free (chargeOvertaken).
+		r.admittedAt = t.admittedTotal()
+	}
 	t.learner.Prepare(learn.Config{Target: t.Target, Skew: t.skew(), InFlightOf: t.inFlightFor, Learned: t.learned,
 		InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
 	t.dropInFlight(r)
@@ -53,13 +56,12 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 // nothing of them, and replaced what the store had charged them.
 func (t *Transport) chargeOvertaken(r *request) {
 	// The counter goes down for admissions taken back (see uncount).
-	n := int64(t.admitted.Load() - r.admittedAt)
+	n := int64(t.admittedTotal() - r.admittedAt)
 	if n <= 0 {
 		return
 	}
 	var buf [4]store.Charge
 	charges := buf[:0]
-	t.flightMu.Lock()
 	for _, ru := range r.plan.Update.Rates {
 		if !ru.HasFree || len(charges) == len(buf) {
 			continue
@@ -69,7 +71,7 @@ func (t *Transport) chargeOvertaken(r *request) {
 		// admitted.
 		k := n
 		if i := slices.IndexFunc(r.plan.Read, func(c learn.CountRead) bool { return c.Key == ru.Key }); i >= 0 && ru.Key != scope.Global {
-			if d := int64(t.flights.of(ru.Key).ever - r.plan.Read[i].Mark); d < k {
+			if d := int64(t.flightOf(ru.Key, "").ever - r.plan.Read[i].Mark); d < k {
 				k = d
 			}
 		}
@@ -77,7 +79,6 @@ func (t *Transport) chargeOvertaken(r *request) {
 			charges = append(charges, store.Charge{Key: ru.Key, Cost: float64(k)})
 		}
 	}
-	t.flightMu.Unlock()
 	if len(charges) == 0 {
 		return
 	}

@@ -189,21 +189,19 @@ type Transport struct {
 	learner   learn.Memory
 	budget    budget
 	waiting   [scope.KindLimit + 1][store.Spaced + 1]atomic.Int64
-	inFlight  atomic.Int64 // requests admitted or sent and not yet answered
 	// flights counts, per scope key, the requests admitted or holding a
 	// pacing turn whose responses are not yet learned, and on a tenant's
 	// key (flight.fresh) the same for requests of endpoints that have
 	// reported no limit: the reserve kept when a server's count is spent
 	// at once (a count of one limit does not lose the requests in flight
-	// to another).
-	flightMu    sync.Mutex
-	flights     counts
+	// to another). The counts are striped: a request counts on its
+	// stripe (request.stripe) under that stripe's lock, so that callers
+	// on two cores seldom wait for each other, and a count is read as
+	// the sum over the stripes, under each one's lock in turn.
+	flights     [flightStripes]flightStripe
 	turns       turnBlocks
 	inFlightFor func(key, tenant string) (int, uint32) // inFlightOf, bound once
 	learned     func(owner any)                        // dropInFlight of a *request, bound once
-	// admitted counts the requests counted in flight, ever: a count told
-	// to the store is short of those admitted while it was being told.
-	admitted atomic.Uint64
 	// unitsPending is what the requests being admitted or in flight are
 	// charged in tokens or points, in thousandths of a unit.
 	unitsPending atomic.Int64
@@ -469,9 +467,10 @@ func (t *Transport) countInFlight(r *request) {
 // count is countInFlight for a request not counted yet.
 func (t *Transport) count(r *request) {
 	r.inFlight = true
-	t.inFlight.Add(1)
-	t.admitted.Add(1)
-	t.flightMu.Lock()
+	st := &t.flights[r.stripe%flightStripes]
+	st.mu.Lock()
+	st.inFlight.Add(1) // atomic under the lock: read with none
+	st.admitted.Add(1)
 	n := 0
 	for i := range r.adm.Scopes {
 		if !countsFlight(r, i) || n == len(r.flying) {
@@ -479,9 +478,9 @@ func (t *Transport) count(r *request) {
 		}
 		// add, written out: found by its hint, a count costs no call.
 		key := r.adm.Scopes[i].Key
-		f := t.flights.find(key)
+		f := st.c.find(key)
 		if f == nil {
-			f = t.flights.add(key)
+			f = st.c.add(key)
 		} else {
 			f.n++
 			f.ever++
@@ -496,7 +495,7 @@ func (t *Transport) count(r *request) {
 		}
 	}
 	r.nFlying = n
-	t.flightMu.Unlock()
+	st.mu.Unlock()
 }
 
 // uncount takes back a countInFlight for a request the store did not
@@ -504,7 +503,7 @@ func (t *Transport) count(r *request) {
 // counts what the store charged.
 func (t *Transport) uncount(r *request) {
 	if r.inFlight {
-		t.admitted.Add(^uint64(0))
+		t.flights[r.stripe%flightStripes].admitted.Add(^uint64(0))
 		t.dropInFlight(r)
 	}
 }
@@ -519,8 +518,9 @@ func (t *Transport) dropInFlight(r *request) {
 // drop is dropInFlight for a request counted in flight.
 func (t *Transport) drop(r *request) {
 	r.inFlight = false
-	t.inFlight.Add(-1)
-	t.flightMu.Lock()
+	st := &t.flights[r.stripe%flightStripes]
+	st.mu.Lock()
+	st.inFlight.Add(-1)
 	if r.freshOf != nil {
 		r.freshOf.fresh--
 		r.freshOf = nil
@@ -530,8 +530,64 @@ func (t *Transport) drop(r *request) {
 		r.flying[i] = nil
 	}
 	r.nFlying = 0
-	t.flights.sweep()
-	t.flightMu.Unlock()
+	st.c.sweep()
+	st.mu.Unlock()
+}
+
+// flightStripes is how many stripes Transport.flights counts on.
+const flightStripes = 8
+
+// flightStripe is one stripe of Transport.flights, padded so that two
+// stripes' locks never share a cache line.
+type flightStripe struct {
+	mu sync.Mutex
+	c  counts
+	// inFlight and admitted are the stripe's shares of Transport.inFlight
+	// and Transport.admitted, changed under mu and read with no lock.
+	inFlight atomic.Int64
+	admitted atomic.Uint64
+	_        [64]byte
+}
+
+// inFlightTotal returns how many requests are counted in flight, admitted
+// or sent and not yet answered.
+func (t *Transport) inFlightTotal() (n int64) {
+	for i := range t.flights {
+		n += t.flights[i].inFlight.Load()
+	}
+	return n
+}
+
+// admittedTotal returns how many requests have been counted in flight,
+// ever (wrapping), less those taken back (uncount): a count told to the
+// store is short of those admitted while it was being told. The stripes
+// are read one after another, so a request counted meanwhile may be in it
+// or not, as with any count read while requests are admitted.
+func (t *Transport) admittedTotal() (n uint64) {
+	for i := range t.flights {
+		n += t.flights[i].admitted.Load()
+	}
+	return n
+}
+
+// flightOf returns the sum over t's stripes of key's counts, the zero
+// flight for a key none keeps, and of the fresh counts on tenant's key
+// (with tenant "", none). No stripe's lock is held.
+func (t *Transport) flightOf(key, tenant string) (sum flight) {
+	for i := range t.flights {
+		st := &t.flights[i]
+		st.mu.Lock()
+		f := st.c.of(key)
+		sum.n += f.n
+		sum.ever += f.ever
+		if tenant != "" {
+			if tf := st.c.find(tenant); tf != nil {
+				sum.fresh += tf.fresh
+			}
+		}
+		st.mu.Unlock()
+	}
+	return sum
 }
 
 // maxFlightKeys is the least number of keys a counts holds before it
@@ -657,16 +713,10 @@ func countsFlight(r *request, i int) bool {
 // (flight.ever), for chargeOvertaken.
 func (t *Transport) inFlightOf(key, tenant string) (int, uint32) {
 	if key == scope.Global {
-		return int(t.inFlight.Load()), 0
+		return int(t.inFlightTotal()), 0
 	}
-	t.flightMu.Lock()
-	defer t.flightMu.Unlock()
-	f := t.flights.of(key)
-	n := f.n
-	if tf := t.flights.find(tenant); tf != nil {
-		n += tf.fresh
-	}
-	return int(n), f.ever
+	f := t.flightOf(key, tenant)
+	return int(f.n + f.fresh), f.ever
 }
 
 // holdUnits counts r's cost in tokens or points as pending, once, from

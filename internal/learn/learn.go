@@ -212,6 +212,10 @@ type Request struct {
 	// last found its limit (store.Decision.Ceiling), whichever caller of
 	// the store learned them; zero when none is held.
 	FleetRate, FleetCeiling float64
+	// Stripe spreads callers that learn at once over the Memory's
+	// deferred successes (deferSuccess): a caller that keeps one stripe
+	// mostly finds it free.
+	Stripe uint8
 }
 
 // ScopeKey returns the key of the request's scope of a kind (one of
@@ -730,7 +734,7 @@ func (m *Memory) inferWindow(key string, l *header.Limit, now time.Time) (time.D
 	if in <= 0 || in > steadyMaxWindow {
 		return 0, false
 	}
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	return longestReset(&m.windows, key, in), true
 }
@@ -767,7 +771,7 @@ func (m *Memory) openedWindow(key string, l *header.Limit, sentAt, now time.Time
 		// quota's (GitHub's) takes no lock and no entry.
 		return 0, false
 	}
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	o, seen := m.opens[key]
 	if !seen {
@@ -1071,7 +1075,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack tim
 // acceptedCount is how many of the requests of r's AIMD scope were
 // accepted over the meter's last two windows.
 func (m *Memory) acceptedCount(r *Request, now time.Time) int {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	count := func(ep string) int {
 		if mt := m.accepted[ep]; mt != nil {
@@ -1094,7 +1098,7 @@ func (m *Memory) acceptedCount(r *Request, now time.Time) int {
 // caller that shares the store where the store's meter shows others
 // (fleetLocked).
 func (m *Memory) measuredRate(r *Request, now time.Time) float64 {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	_, wide := m.widenedLocked(r.Tenant, r.Endpoint, now)
 	return m.fleetLocked(r, m.ownRateLocked(r, wide, now))
@@ -1115,7 +1119,10 @@ func (m *Memory) ownRateLocked(r *Request, wide bool, now time.Time) float64 {
 // response's rate, and, every few quiet successes of a scope whose rate
 // AIMD has cut, a raise of that rate (additive increase).
 func (m *Memory) success(r *Request, in *Input, p *Plan) {
-	m.mu.Lock()
+	if m.deferSuccess(r, in, p) {
+		return
+	}
+	m.lock()
 	defer m.mu.Unlock()
 	mt := m.meterLocked(r.Endpoint) // one lookup serves the send and the acceptance
 	// Delays and gaps are kept only while AIMD paces something: they
@@ -1159,6 +1166,7 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 		// next only seconds later, and the fleet's raises would wait for
 		// every caller's second.
 		reset(&m.aimd)
+		m.anyAIMD.Store(true)
 		st := &aimdState{}
 		if acc, fleet := m.fleetRateLocked(r, m.ownRateLocked(r, wide, in.Now)); fleet {
 			// Others share it and cut it, so it is paced below where the

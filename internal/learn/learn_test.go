@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -2277,5 +2278,59 @@ func TestSlidingUnitBackFromOwnCounts(t *testing.T) {
 	s.prevN = 5
 	if got, want := s.back(time.Second, l, ms(2000), true, ms(1150), ms(1151)), 200*time.Millisecond; got != want {
 		t.Errorf("counts short of the 0: back in %v, want %v (one interval)", got, want)
+	}
+}
+
+// Successes that only count, learned by many callers at once, are put on
+// lists with no lock of the Memory's taken (deferSuccess), and every one is
+// in its endpoint's meter once anything takes the lock: none lost, none
+// counted twice, refusals counted as sent and not accepted.
+func TestDeferredSuccessesAreAllCounted(t *testing.T) {
+	var m Memory
+	const callers, each = 8, 500
+	r := request()
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rc := *r
+			rc.Stripe = uint8(c)
+			var p Plan
+			for i := range each {
+				at := t0.Add(time.Duration(i) * time.Millisecond)
+				status := 200
+				if i%10 == 9 {
+					status = 404
+				}
+				m.Plan(Config{}, &Input{Req: &rc, Obs: &header.Observation{Status: status}, Status: status, SentAt: at, Now: at}, &p)
+			}
+		}()
+	}
+	wg.Wait()
+	m.lock()
+	defer m.mu.Unlock()
+	mt := m.accepted[r.Endpoint]
+	if mt == nil {
+		t.Fatal("no meter for the endpoint")
+	}
+	// The first acceptance starts the meter and counts no interval.
+	accepted := callers * each * 9 / 10
+	if mt.acceptedN != accepted || mt.n != accepted-1 {
+		t.Errorf("accepted %d (n %d), want %d (%d)", mt.acceptedN, mt.n, accepted, accepted-1)
+	}
+	if want := t0.Add((each - 1) * time.Millisecond); !mt.sent.Equal(want) {
+		t.Errorf("last sent %v, want %v", mt.sent, want)
+	}
+	if want := t0.Add((each - 2) * time.Millisecond); !mt.last.Equal(want) {
+		t.Errorf("last accepted %v, want %v (the latest, though counted out of order)", mt.last, want)
+	}
+	if m.deferred.pending.Load() {
+		t.Error("successes still pending after a fold")
+	}
+	for i := range m.deferred.lists {
+		if n := m.deferred.lists[i].n; n != 0 {
+			t.Errorf("list %d holds %d after a fold", i, n)
+		}
 	}
 }

@@ -76,6 +76,8 @@ type Memory struct {
 	wide       map[string]*wideState
 	anyWide    atomic.Bool // wide has held an entry: Widened may find one
 	anySubs    atomic.Bool // subs has held an entry: SubScopes may find one
+	anyAIMD    atomic.Bool // aimd has held an entry: a success may raise a rate
+	deferred   deferred    // successes that only count, for the next to lock (deferSuccess)
 	told       map[string]toldRate
 	phases     map[string]*phase
 	counts     map[string]countMemo
@@ -192,7 +194,7 @@ func (m *Memory) startProbe(key string, rate float64) {
 	if rate <= 0 {
 		return
 	}
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	if st := m.aimd[key]; st != nil && st.probe == 0 {
 		st.probe, st.probeIn = probePending, min(time.Duration(float64(time.Second)/rate), BareBlockMax)
@@ -264,7 +266,7 @@ func noBurstHold(lo float64, jit time.Duration) float64 {
 // first refusal came with at most one request accepted (start), marks it
 // and starts following its rate, which slow start doubles from.
 func (m *Memory) noBurstCut(key string, start bool, rate, factor float64) {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
 	switch {
@@ -354,7 +356,7 @@ func (m *Memory) SubScopes(endpoint string) []SubScope {
 }
 
 func (m *Memory) subScopes(endpoint string) []SubScope {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	return m.subs[endpoint]
 }
@@ -362,7 +364,7 @@ func (m *Memory) subScopes(endpoint string) []SubScope {
 // addSub records that an endpoint reported a named limit: it joins s, in
 // place of any scope it joined for the same name before.
 func (m *Memory) addSub(endpoint string, s SubScope) {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	subs := m.subs[endpoint]
 	for i := range subs {
@@ -399,7 +401,7 @@ func (m *Memory) addSub(endpoint string, s SubScope) {
 // then and found again; two counters at one pace, taken for one now and
 // then, are told apart again by their next counts.
 func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sentAt, now time.Time) bool {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	k := tenant + "\x00" + name
 	st := m.names[k]
@@ -465,7 +467,7 @@ func absDuration(d time.Duration) time.Duration {
 // at now, and returns when it last sent before that (zero when never) and
 // that request's slack (meter.sentBeforeTimed).
 func (m *Memory) sentBefore(endpoint string, sentAt, now time.Time) (time.Time, time.Duration) {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	return m.meterLocked(endpoint).sentBeforeTimed(sentAt, now.Sub(sentAt))
 }
@@ -559,9 +561,11 @@ func (mt *meter) accept(now time.Time) {
 		return
 	}
 	if d := now.Sub(mt.last); d > 0 {
+		// Answers counted out of their order (deferSuccess) count
+		// no time twice.
 		mt.active += min(d, meterGap)
+		mt.last = now
 	}
-	mt.last = now
 	mt.n++
 	mt.acceptedN++
 	if mt.active >= meterWindow {
@@ -575,7 +579,7 @@ func (mt *meter) accept(now time.Time) {
 // refuse counts a bare 429 of an endpoint, and returns the share of its
 // recent responses that were refused.
 func (m *Memory) refuse(endpoint string, now time.Time) float64 {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	mt := m.meterLocked(endpoint)
 	if mt.last.IsZero() {
@@ -611,7 +615,7 @@ func (m *Memory) fleetLocked(r *Request, acc float64) float64 {
 // fleetShared reports whether other callers of the store send on r's
 // AIMD scope (fleetRateLocked), given acc, this Memory's accepted rate.
 func (m *Memory) fleetShared(r *Request, acc float64) bool {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	_, fleet := m.fleetRateLocked(r, acc)
 	return fleet
@@ -680,7 +684,7 @@ func (mt *meter) acceptedRate() float64 {
 // reports whether every reset seen of it lay within steadyMaxWindow: a
 // window of seconds, not an hourly quota near its end.
 func (m *Memory) nearWindow(key string, resetIn time.Duration) bool {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	return longestReset(&m.resets, key, resetIn) <= steadyMaxWindow
 }
@@ -702,7 +706,7 @@ func longestReset(mp *map[string]time.Duration, key string, in time.Duration) ti
 // 1%, a rate this process set for the same scope less than a quarter of
 // its TTL ago (Commit records what was set).
 func (m *Memory) unchanged(ru store.RateUpdate, now time.Time) bool {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	prev, ok := m.told[ru.Key]
 	return ok && !ru.HasFree && prev.burst == ru.Burst && now.Sub(prev.at) < prev.ttl/4 &&
@@ -728,7 +732,7 @@ func (m *Memory) commit(endpoint string, p *Plan, now time.Time) {
 	if len(p.Update.Rates) == 0 {
 		return // most responses: no lock taken
 	}
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	for i := range p.Update.Rates {
 		if ru := &p.Update.Rates[i]; ru.Rate > 0 {
@@ -744,12 +748,13 @@ func (m *Memory) commit(endpoint string, p *Plan, now time.Time) {
 // is where the cut places the scope's limit, for the store to keep for
 // every caller (store.RateUpdate.Ceiling), or zero.
 func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now time.Time, minGap time.Duration, acc float64, solo bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
 	bounded = solo && st != nil && st.noBurst && st.rate > 0 && gap > slack && gap < meterGap && gap.Seconds()*st.rate <= noBurstLate
 	if st == nil {
 		reset(&m.aimd)
+		m.anyAIMD.Store(true)
 		st = &aimdState{}
 		m.aimd[key] = st
 	} else if !sentAt.After(st.lastCut) || now.Sub(st.lastCut) < minGap {
@@ -835,7 +840,7 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 func (m *Memory) bareBlock(r *Request, now time.Time) (time.Duration, bool) {
 	key := m.aimdScope(r, now)
 	acc := m.measuredRate(r, now)
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
 	var d time.Duration
@@ -906,7 +911,7 @@ func (m *Memory) quietLocked(key string, now time.Time) (n int, raise bool) {
 // itself no longer among them (Config.Learned).
 func (m *Memory) countToTell(cfg *Config, in *Input, key string, l *header.Limit) (left float64, tell bool, inFlight int, mark uint32) {
 	sentAt := in.SentAt
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	if cfg.Learned != nil && in.Owner != nil {
 		cfg.Learned(in.Owner)

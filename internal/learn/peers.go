@@ -106,7 +106,7 @@ func (m *Memory) sharedUnnamed(tenant, endpoint string, l *header.Limit, status 
 		return ""
 	}
 	quota := int(l.Quota)
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	k := peerKind{tenant, l.Dialect, l.Quota}
 	st := m.peers[k]
@@ -238,7 +238,7 @@ func (st *peerState) sharedOf(p *peer) string {
 // dropSub records that an endpoint no longer joins the limit scope of a
 // name, if it did.
 func (m *Memory) dropSub(endpoint, name string) {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	subs := m.subs[endpoint]
 	i := slices.IndexFunc(subs, func(s SubScope) bool { return s.Name == name })
@@ -251,7 +251,7 @@ func (m *Memory) dropSub(endpoint, name string) {
 // joinedUnnamed returns the name of a shared unnamed count an endpoint
 // joins, or "".
 func (m *Memory) joinedUnnamed(endpoint string) string {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	for _, s := range m.subs[endpoint] {
 		if len(s.Name) > 0 && s.Name[0] == '~' {

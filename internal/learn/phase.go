@@ -55,7 +55,7 @@ type phase struct {
 // quarter of the quota (and at least 2) is taken for the window turning: a
 // token bucket's trickle is not.
 func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining float64, resetIn time.Duration, sentAt, now time.Time) {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	ph := m.phases[key]
 	if ph == nil || ph.w != w {
@@ -110,7 +110,7 @@ func (ph *phase) narrow(lo, hi time.Time) {
 // readings agree on it, and whether the window has been seen turning (it
 // is a fixed window, not a bucket).
 func (m *Memory) nextTurn(key string, now time.Time) (turn time.Time, ok, fixed bool) {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	ph := m.phases[key]
 	if ph == nil {

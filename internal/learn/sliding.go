@@ -121,7 +121,7 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		// and no entry.
 		return slide{}
 	}
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	s, seen := m.slides[key]
 	if !seen {
@@ -308,7 +308,7 @@ func (s *slideState) back(w time.Duration, l *header.Limit, turnAt time.Time, me
 
 // isSliding reports whether a scope's count is taken to slide.
 func (m *Memory) isSliding(key string) bool {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	s := m.slides[key]
 	return s != nil && s.votes >= slideVotes

@@ -73,7 +73,7 @@ type member struct{ sent, limited int }
 // at now, whose previous send was at prevSent (zero when never), and
 // adopts, renews or tests the hypothesis.
 func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Time) {
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	w := m.wide[tenant]
 	if w == nil {
@@ -278,7 +278,7 @@ func (m *Memory) Widened(tenant, endpoint string, now time.Time) (string, bool) 
 	if !m.anyWide.Load() {
 		return "", false
 	}
-	m.mu.Lock()
+	m.lock()
 	defer m.mu.Unlock()
 	return m.widenedLocked(tenant, endpoint, now)
 }
