@@ -51,7 +51,7 @@ func (t *Transport) admit(req *http.Request, r *request) error {
 // and admitWait asks again. Most requests go at once: they pay for no
 // deadline, no deferred cleanup, no line.
 func (t *Transport) admitNow(r *request) (bool, error) {
-	if r.capN > 0 && r.slot == nil && !t.takeSlot(r) {
+	if r.capN > 0 && r.slot == nil && !t.takeSlotSoon(r, true) {
 		return false, nil
 	}
 	r.pacedBy = ""
@@ -181,7 +181,7 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 		// it does not), so that a count learned meanwhile never misses it.
 		counted := r.inFlight
 		var d store.Decision
-		if r.capN > 0 && r.slot == nil && !t.takeSlot(r) {
+		if r.capN > 0 && r.slot == nil && !t.takeSlotSoon(r, inLine == nil && !r.waited) {
 			// The tenant's cap, which the Transport counts itself: full.
 			// Nothing is asked of the store, nor counted.
 			counted = true

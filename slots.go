@@ -2,6 +2,7 @@ package heed
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -356,6 +357,22 @@ func (t *Transport) takeSlot(r *request) bool {
 	t.capMu.Unlock()
 	r.slot = f
 	return true
+}
+
+// takeSlotSoon is takeSlot, which, for a caller that has not waited yet
+// (first), is tried again once after yielding the processor: every slot
+// held, a holder that was descheduled (waiting for a lock, or for the
+// collector) may run now to its release, and the slot is this caller's
+// with no wait in line and no wake.
+func (t *Transport) takeSlotSoon(r *request, first bool) bool {
+	if t.takeSlot(r) {
+		return true
+	}
+	if !first {
+		return false
+	}
+	runtime.Gosched()
+	return t.takeSlot(r)
 }
 
 // giveSlot gives back the slot r holds, if any, and wakes the first caller
