@@ -72,7 +72,7 @@ type requestState struct {
 	// itself (capSlots), zero where the store does; slot is the slot held
 	// from admission to release, nil for none.
 	capN    int32
-	slot    *flight
+	slot    *capCount
 	renewal *renewal // renews lease while the request runs, or nil
 	sent    bool     // the caller's body went to Base, which closes it
 	sentAt  time.Time

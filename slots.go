@@ -2,6 +2,7 @@ package heed
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -342,21 +343,11 @@ func (s *slotLine) reheadLocked() {
 // keeps a lease per request (found again by its id at the release, and
 // given an expiry where a process may die holding it).
 func (t *Transport) takeSlot(r *request) bool {
-	key := r.keys.Tenant
-	t.capMu.Lock()
-	f := t.caps.find(key)
-	switch {
-	case f == nil:
-		f = t.caps.add(key) // one held
-	case f.n >= r.capN:
-		t.capMu.Unlock()
-		return false
-	default:
-		f.n++
+	c, ok := t.caps.take(r.keys.Tenant, r.capN)
+	if ok {
+		r.slot = c
 	}
-	t.capMu.Unlock()
-	r.slot = f
-	return true
+	return ok
 }
 
 // takeSlotSoon is takeSlot, which, for a caller that has not waited yet
@@ -383,11 +374,90 @@ func (t *Transport) giveSlot(r *request) {
 		return
 	}
 	r.slot = nil
-	t.capMu.Lock()
-	f.n-- // a slot held is never swept: the pointer holds
-	t.caps.sweep()
-	t.capMu.Unlock()
+	f.n.Add(-1) // a count with a slot held is never swept: the pointer holds
 	if t.slots.n.Load() > 0 {
 		t.slots.wakeKey(r.keys.Tenant)
+	}
+}
+
+// capSlots counts the slots held of each tenant's concurrency cap, where
+// the Transport keeps the count itself. A slot is taken and given back
+// with one atomic operation each on the tenant's count, found with no lock
+// when it is the tenant a slot was last taken of (most Transports serve
+// one), else under mu. Counts at zero are swept from the map once it holds
+// more than sweepAt, as Transport.flights' are: the map holds at most
+// twice the larger of maxFlightKeys and the tenants with slots held.
+type capSlots struct {
+	mu      sync.Mutex
+	m       map[string]*capCount
+	sweepAt int
+	last    atomic.Pointer[capCount]
+}
+
+// capCount is one tenant's slots held. A count swept from the map is
+// set to capSwept, which no take or release moves back above zero.
+type capCount struct {
+	key string
+	n   atomic.Int32
+}
+
+const capSwept = math.MinInt32 / 2
+
+// take takes one of key's slots if fewer than limit are held: the count
+// it was counted on, and true; nil and false when all are held.
+func (s *capSlots) take(key string, limit int32) (*capCount, bool) {
+	if c := s.last.Load(); c != nil && c.key == key {
+		switch c.add(limit) {
+		case capTaken:
+			return c, true
+		case capFull:
+			return nil, false
+		}
+		// Swept since it was last used: find it again.
+	}
+	s.mu.Lock()
+	c := s.m[key]
+	if c == nil {
+		if s.m == nil {
+			s.m, s.sweepAt = make(map[string]*capCount), maxFlightKeys
+		}
+		if len(s.m) >= s.sweepAt {
+			for k, old := range s.m {
+				if old.n.CompareAndSwap(0, capSwept) {
+					delete(s.m, k)
+				}
+			}
+			s.sweepAt = max(maxFlightKeys, 2*len(s.m))
+		}
+		c = &capCount{key: key}
+		s.m[key] = c
+	}
+	s.last.Store(c)
+	s.mu.Unlock()
+	if c.add(limit) == capTaken { // not swept: swept only under mu
+		return c, true
+	}
+	return nil, false
+}
+
+// What capCount.add did.
+const (
+	capTaken = iota
+	capFull
+	capGone // swept: no longer in the map
+)
+
+// add counts one more slot held, unless limit are held or c was swept.
+func (c *capCount) add(limit int32) int {
+	for {
+		n := c.n.Load()
+		switch {
+		case n < 0:
+			return capGone
+		case n >= limit:
+			return capFull
+		case c.n.CompareAndSwap(n, n+1):
+			return capTaken
+		}
 	}
 }

@@ -2,6 +2,10 @@ package heed
 
 import (
 	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,5 +62,67 @@ func TestSlotLineHandsOnAWake(t *testing.T) {
 	s.leave(f)
 	if n := s.n.Load(); n != 0 || len(s.lines) != 0 {
 		t.Errorf("at the end: %d waiters, %d lines; want none", n, len(s.lines))
+	}
+}
+
+// A tenant's cap counted by the Transport (capSlots) holds under callers
+// on every core: never more slots held than the cap, every slot given
+// back, and the count of a tenant swept from the map while its last hint
+// still points at it is found again, not revived.
+func TestCapSlotsHoldTheCap(t *testing.T) {
+	var s capSlots
+	const limit, callers, each = 3, 8, 2000
+	var held, most atomic.Int32
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; {
+				c, ok := s.take("tenant", limit)
+				if !ok {
+					runtime.Gosched()
+					continue
+				}
+				h := held.Add(1)
+				for m := most.Load(); h > m && !most.CompareAndSwap(m, h); m = most.Load() {
+				}
+				held.Add(-1)
+				c.n.Add(-1)
+				i++
+			}
+		}()
+	}
+	wg.Wait()
+	if m := most.Load(); m > limit || m < 1 {
+		t.Errorf("at most %d held at once, want 1 to %d", m, limit)
+	}
+	if c := s.m["tenant"]; c == nil || c.n.Load() != 0 {
+		t.Fatalf("the tenant's count after every slot was given back: %v, want 0", c)
+	}
+
+	// Fill the map past its sweep: "tenant" (at zero) is swept, and its
+	// hint goes stale.
+	old := s.m["tenant"]
+	s.last.Store(old)
+	for i := range maxFlightKeys + 1 {
+		if _, ok := s.take(fmt.Sprintf("t%d", i), 1); !ok {
+			t.Fatalf("t%d: no slot of a fresh tenant", i)
+		}
+	}
+	if old.n.Load() != capSwept || s.m["tenant"] != nil {
+		t.Fatalf("a tenant at zero was not swept (count %d)", old.n.Load())
+	}
+	if n := len(s.m); n > 2*maxFlightKeys {
+		t.Errorf("%d tenants kept, want at most %d", n, 2*maxFlightKeys)
+	}
+	s.last.Store(old)
+	c, ok := s.take("tenant", 1)
+	if !ok || c == old || s.m["tenant"] != c || c.n.Load() != 1 || old.n.Load() != capSwept {
+		t.Errorf("after its count was swept: taken %v, a new count %v, the map's %v, held %d, swept one %d",
+			ok, c != old, s.m["tenant"] == c, c.n.Load(), old.n.Load())
+	}
+	if _, ok := s.take("tenant", 1); ok {
+		t.Error("a second slot of a cap of one was taken")
 	}
 }

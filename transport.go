@@ -217,11 +217,9 @@ type Transport struct {
 
 	slots slotLine // callers waiting for a concurrency slot
 	// caps counts the slots held of each tenant's concurrency cap where
-	// the Transport keeps the count itself (its own memory store), under
-	// capMu: a request takes and gives back its slot with one lock each
-	// and no store call.
-	capMu sync.Mutex
-	caps  counts
+	// the Transport keeps the count itself (its own memory store): a
+	// request takes and gives back its slot with no store call.
+	caps capSlots
 }
 
 func (t *Transport) init() {
