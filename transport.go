@@ -197,7 +197,9 @@ type Transport struct {
 	// to another). The counts are striped: a request counts on its
 	// stripe (request.stripe) under that stripe's lock, so that callers
 	// on two cores seldom wait for each other, and a count is read as
-	// the sum over the stripes, under each one's lock in turn.
+	// the sum over the stripes, under each one's lock in turn. Each
+	// stripe's map holds at most twice the larger of maxFlightKeys and
+	// its keys in flight (counts), so the stripes hold eight times that.
 	flights     [flightStripes]flightStripe
 	turns       turnBlocks
 	inFlightFor func(key, tenant string) (int, uint32) // inFlightOf, bound once

@@ -7,10 +7,12 @@ import (
 )
 
 // A success that only counts (the endpoint's meter: when it sent, and an
-// acceptance) takes no lock of the Memory's: it is put on one of a few
-// short lists (deferSuccess), and folded into the meters by whoever takes
-// the lock next (lock), before anything under the lock reads a meter: at
-// the latest, the caller that finds its list full. Callers on two cores then
+// acceptance) does not take the Memory's lock: it is put on one of a few
+// short lists (deferSuccess), each with a lock of its own, and folded into
+// the meters by whoever takes the Memory's lock next (lock), before
+// anything under it reads a meter; a list is folded at the latest by the
+// caller that finds it full. A success being put on a list as the fold
+// passes it is folded by the next. Callers on two cores then
 // seldom wait for each other to count the responses of an API that has
 // said nothing of its limits: most responses, and the ones that come
 // fastest.
