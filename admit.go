@@ -176,6 +176,9 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 		r.adm.Now = now
 		if r.waited {
 			r.adm.Now = time.Time{}
+			// What answers to others taught meanwhile: a limit the
+			// endpoint joined (a shared one, say, now blocked).
+			t.rejoin(req, r)
 		}
 		// Counted in flight before the store may charge it (and ended if
 		// it does not), so that a count learned meanwhile never misses it.

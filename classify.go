@@ -234,17 +234,24 @@ func (t *Transport) classify(req *http.Request) *request {
 	return r
 }
 
-// rejoin adds to a request about to be sent again the limit scopes its
-// endpoint has learned since it was classified (a first request's retry
-// after the responses to others sent with it reported the endpoint's
-// limits), so that a retry is admitted by what is known now.
+// rejoin adds to a request the limit scopes its endpoint has learned since
+// it was classified: to a retry (a first request's, after the responses to
+// others sent with it reported the endpoint's limits), and to a request
+// asking again after a wait (paced or blocked meanwhile, while answers to
+// others joined the endpoint to a limit the evidence shows it shares with
+// other endpoints: classified before, it would ask, and be sent, under the
+// scopes it began with, into a shared window another endpoint's answer
+// said was spent). A request admitted is asked of what is known now.
+//
+// A scope added to a request counted in flight is counted too, so that
+// its drop takes back what it counted. A turn booked under the scopes it
+// had stays booked (Admission.Paced): an added scope's block holds it,
+// its pace does not charge it again.
 func (t *Transport) rejoin(req *http.Request, r *request) {
-	if r.inFlight {
-		return // counted under the scopes it has: they stay until it drops
-	}
-	n := len(r.adm.Scopes)
-	added := false
-	for _, sub := range t.learner.SubScopes(r.keys.Endpoint) {
+	subs := t.learner.SubScopes(r.keys.Endpoint)
+	from := len(r.adm.Scopes)
+	n := from
+	for _, sub := range subs {
 		if n == len(r.scopes) {
 			break
 		}
@@ -261,9 +268,8 @@ func (t *Transport) rejoin(req *http.Request, r *request) {
 		}
 		r.scopes[n] = sc
 		n++
-		added = true
 	}
-	if !added {
+	if n == from {
 		return
 	}
 	// As in classify: the endpoint's own limits replace the default.
@@ -271,6 +277,9 @@ func (t *Transport) rejoin(req *http.Request, r *request) {
 	r.fresh = false
 	r.adm.Scopes = r.scopes[:n]
 	r.keys.Scopes = r.adm.Scopes
+	if r.inFlight {
+		t.countAdded(r, from)
+	}
 }
 
 // endpointKey returns the key of a request's endpoint scope, and the

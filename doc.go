@@ -35,9 +35,14 @@
 //     x-ratelimit-resource, a Discord bucket, a token budget) or that the
 //     profile says is the tenant's is shared by the endpoints that report it.
 //   - An IETF policy name two endpoints report is one counter only once
-//     their remaining counts go down across them within a window; a count
-//     that comes back up, of a request sent after the other's report came
-//     back, makes them two counters again (one sent before it counts half).
+//     their remaining counts go down across them within a window (each
+//     count weighed against every other endpoint's latest); a count that
+//     comes back up, of a request sent after the other's report came back,
+//     makes them two counters again (one sent before it counts half). A
+//     refused request's count (0 left, as the other's) says nothing: it
+//     took nothing from either. A request that waited asks again under the
+//     limits its endpoint joined meanwhile, and a Retry-After holds every
+//     limit the refusal said was spent, wherever it is kept.
 //   - With no advertised limit, each endpoint finds its own by AIMD. The
 //     tenant's endpoints that draw bare 429s are taken to share one limit
 //     only when one that had been idle is refused, or two busy ones, each

@@ -116,6 +116,24 @@ func limitsOf(obs *header.Observation, now time.Time) []Limit {
 func (t *Transport) apply(req *http.Request, r *request, resp *http.Response, d *decision) {
 	plan := &r.plan
 	if d.Throttled {
+		if r.obs.HasRetryAfter {
+			// The wait the server mandates holds for the counts its
+			// answer says are spent, wherever they are kept (a limit two
+			// endpoints share, say, and the refused one's own scope,
+			// below): each blocks at least as long. Held only to the
+			// window's turn heed learned, the other endpoint went into
+			// the mandated wait, accepted by the server and still early.
+			for i := range plan.Update.Blocks {
+				if b := &plan.Update.Blocks[i]; b.For < d.Block.For {
+					b.For, b.Bound = d.Block.For, false
+				}
+			}
+			for i := range plan.Blocks {
+				if b := &plan.Blocks[i]; b.For < d.Block.For {
+					b.For, b.Turn = d.Block.For, false
+				}
+			}
+		}
 		plan.Update.Blocks = append(plan.Update.Blocks, d.Block)
 		plan.Blocks = append(plan.Blocks, learn.Block{Scope: d.Block.Key, For: d.Block.For, Reason: r.obs.Reason})
 		if d.Own.Key != "" {

@@ -539,3 +539,31 @@ func TestSharesAnUnnamedCounterOnEvidence(t *testing.T) {
 		}
 	})
 }
+
+// Two routes that report one draft-8 policy and share its counter (found
+// shared from their counts within the first window) send nothing into a
+// window either's answer said was spent: a request that began, and booked
+// its turn, before its endpoint was found to share the counter is asked
+// again under the shared scope after its wait, and held by its block.
+// (Asked under the scopes it began with, it went into the spent window.)
+func TestSharedPolicySendsNothingIntoASpentWindow(t *testing.T) {
+	for seed := range int64(5) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv := sim.New(sim.Config{Provider: sim.IETF, Seed: seed, Latency: 20 * time.Millisecond, Limits: []sim.Limit{
+					{Name: "20-in-1sec", Kind: sim.FixedWindow, Per: sim.PerKey, Key: sim.SharedKey("shared", "/v2/s/", "/v2/t/"),
+						Quota: 20, Window: time.Second, Dialect: sim.Draft8},
+				}})
+				tr := &heed.Transport{Base: srv.RoundTripper()}
+				hammer(t, tr, 8, 5*time.Second, func(w, i int) string { return "https://api.test/v2/" + []string{"s", "t"}[w%2] + "/x" }, nil)
+				truth := srv.Truth()
+				if truth.SentWhileBlocked != 0 {
+					t.Errorf("%d requests sent while a wait the server mandated ran, want none (accepted %d, refused %d)", truth.SentWhileBlocked, truth.Accepted, truth.Rejected)
+				}
+				if truth.Accepted < 5*20-20 {
+					t.Errorf("%d accepted in 5 windows of 20, want at least 80", truth.Accepted)
+				}
+			})
+		})
+	}
+}

@@ -498,6 +498,20 @@ func (t *Transport) count(r *request) {
 	st.mu.Unlock()
 }
 
+// countAdded counts a request in flight under the scopes from index from
+// on, added to it (rejoin) after it was counted.
+func (t *Transport) countAdded(r *request, from int) {
+	st := &t.flights[r.stripe%flightStripes]
+	st.mu.Lock()
+	n := r.nFlying
+	for i := from; i < len(r.adm.Scopes) && n < len(r.flying); i++ {
+		r.flying[n] = st.c.add(r.adm.Scopes[i].Key)
+		n++
+	}
+	r.nFlying = n
+	st.mu.Unlock()
+}
+
 // uncount takes back a countInFlight for a request the store did not
 // charge after all, admitted or not: it leaves Transport.admitted, which
 // counts what the store charged.

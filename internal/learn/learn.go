@@ -960,7 +960,7 @@ func (m *Memory) limitScope(r *Request, l *header.Limit, status int, sentAt, now
 		return r.ScopeKey(r.UnknownScope), SubScope{}
 	}
 	key = scope.EndpointLimit(r.Endpoint, name)
-	if l.Has(header.HasRemaining|header.HasReset) && m.sharedName(r.Tenant, name, r.Endpoint, l, sentAt, now) {
+	if l.Has(header.HasRemaining|header.HasReset) && m.sharedName(r.Tenant, name, r.Endpoint, l, status, sentAt, now) {
 		key = scope.Limit(r.Tenant, name)
 	}
 	return key, SubScope{Key: key, Name: name}

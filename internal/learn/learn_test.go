@@ -532,6 +532,7 @@ func TestPlanSharedCounterAcrossTurns(t *testing.T) {
 		r            *Request
 		remaining    float64
 		sentMs, atMs int
+		status       int
 	}
 	run := func(t *testing.T, reps []rep) []string {
 		var m Memory
@@ -540,35 +541,85 @@ func TestPlanSharedCounterAcrossTurns(t *testing.T) {
 			sent, at := t0.Add(time.Duration(x.sentMs)*time.Millisecond), t0.Add(time.Duration(x.atMs)*time.Millisecond)
 			l := limit("20-in-1sec", qwrr, 20, x.remaining, time.Second, 0)
 			l.Reset = at.Add(time.Second) // a delay: a second from every answer
+			status := x.status
 			var p Plan
-			m.Plan(Config{}, &Input{Req: x.r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: sent, Now: at}, &p)
+			m.Plan(Config{}, &Input{Req: x.r, Obs: &header.Observation{Status: status, Limits: []header.Limit{l}}, Status: status, SentAt: sent, Now: at}, &p)
 			keys = append(keys, m.SubScopes(x.r.Endpoint)[0].Key)
 		}
 		return keys
 	}
-	t.Run("one counter", func(t *testing.T) {
-		keys := run(t, []rep{
-			{a, 19, 0, 1}, {b, 18, 50, 51}, {a, 17, 100, 101}, // shared from here
-			{b, 1, 900, 901}, {a, 0, 950, 951},
-			{b, 19, 1010, 1011}, // the window turned
-			{a, 18, 1060, 1061}, {b, 17, 1110, 1111},
-		})
-		for i, k := range keys[2:] {
+	// sharedFromThird runs reps, the first three of which find the
+	// counter shared, and wants every report from the third on to keep it.
+	sharedFromThird := func(t *testing.T, reps []rep) {
+		t.Helper()
+		for i, k := range run(t, reps)[2:] {
 			if k != shared {
 				t.Errorf("report %d: scope %q, want the shared %q", i+2, k, shared)
 			}
 		}
+	}
+	start := []rep{{a, 19, 0, 1, 200}, {b, 18, 50, 51, 200}, {a, 17, 100, 101, 200}} // shared from here
+	t.Run("one counter", func(t *testing.T) {
+		sharedFromThird(t, append(start[:3:3],
+			rep{b, 1, 900, 901, 200}, rep{a, 0, 950, 951, 200},
+			rep{b, 19, 1010, 1011, 200}, // the window turned
+			rep{a, 18, 1060, 1061, 200}, rep{b, 17, 1110, 1111, 200}))
+	})
+	t.Run("refused alike", func(t *testing.T) {
+		// Both endpoints refused with 0 left (a 429 takes nothing from
+		// any counter): one counter still. Taken for two, each endpoint
+		// sent into the window the other's answer said was spent.
+		sharedFromThird(t, append(start[:3:3],
+			rep{b, 1, 800, 801, 200}, rep{a, 0, 850, 851, 200},
+			rep{b, 0, 870, 871, 429}, rep{a, 0, 880, 881, 429}))
 	})
 	t.Run("two counters", func(t *testing.T) {
 		keys := run(t, []rep{
-			{a, 19, 0, 1}, {b, 18, 50, 51}, {a, 17, 100, 101}, // alike so far
-			{b, 17, 150, 151},                    // the same count, near the quota: perhaps a turn
-			{a, 16, 200, 201}, {b, 16, 250, 251}, // again within the window: two counters
+			{a, 19, 0, 1, 200}, {b, 18, 50, 51, 200}, {a, 17, 100, 101, 200}, // alike so far
+			{b, 17, 150, 151, 200},                         // the same count, near the quota: perhaps a turn
+			{a, 16, 200, 201, 200}, {b, 16, 250, 251, 200}, // again within the window: two counters
 		})
 		if k := keys[len(keys)-1]; k != b.Endpoint+" limit:20-in-1sec" {
 			t.Errorf("last scope %q, want the endpoint's own", k)
 		}
 	})
+}
+
+// Two endpoints sharing one counter, their requests sent in step (a pair
+// each turn, each pair answered together and learned in either order), are
+// found to share it within the window: each count is weighed against the
+// other endpoint's latest, not only against the report learned just
+// before (often the same endpoint's, the later of the last pair, which
+// says nothing). Weighed against that alone, the counts of one window of
+// real answers (these) never added up to a shared counter.
+func TestPlanSharedCounterOfRequestsInStep(t *testing.T) {
+	a, b := request(), request()
+	b.Endpoint = "https://api.test GET /v1/users/{id}"
+	var m Memory
+	key := ""
+	for _, x := range []struct {
+		r            *Request
+		remaining    float64
+		sentUs, atUs int
+	}{
+		{b, 19, 0, 20000}, {b, 18, 0, 20000}, {b, 14, 0, 20000}, {a, 12, 0, 20000}, {b, 13, 0, 20000}, {a, 16, 0, 20000}, {a, 15, 0, 20000},
+		{b, 10, 20000, 40000}, {a, 11, 20000, 40000},
+		{a, 8, 71546, 91546}, {b, 9, 71546, 91546},
+		{b, 7, 123092, 143092}, {a, 6, 123092, 143092},
+		{a, 4, 174639, 194639}, {b, 5, 174639, 194639},
+		{b, 2, 226185, 246185}, {a, 3, 226185, 246185},
+	} {
+		l := limit("20-in-1sec", qwrr, 20, x.remaining, time.Second, 0)
+		at := t0.Add(time.Duration(x.atUs) * time.Microsecond)
+		l.Reset = at.Add(time.Second) // a delay: a second from every answer
+		var p Plan
+		m.Plan(Config{}, &Input{Req: x.r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200,
+			SentAt: t0.Add(time.Duration(x.sentUs) * time.Microsecond), Now: at}, &p)
+		key = m.SubScopes(x.r.Endpoint)[0].Key
+	}
+	if want := "https://api.test limit:20-in-1sec"; key != want {
+		t.Errorf("after a window of counts in step: scope %q, want the shared %q", key, want)
+	}
 }
 
 // Two counters that share a name, bursting together as a program starts,

@@ -128,14 +128,25 @@ type toldRate struct {
 
 // nameState is the last report of a named limit by a tenant's endpoints.
 type nameState struct {
+	// last holds each endpoint's latest report, for nameReports endpoints
+	// at most (the one heard from longest ago gives way).
+	last   [nameReports]nameReport
+	turnAt time.Time // when a count going up was last taken for a turn
+	votes  int
+	shared bool
+}
+
+// nameReport is an endpoint's latest report of a named limit.
+type nameReport struct {
 	endpoint  string
 	remaining float64
 	reset     time.Time
-	turnAt    time.Time // when a count going up was last taken for a turn
 	at        time.Time // when the report came
-	votes     int
-	shared    bool
 }
+
+// nameReports is how many endpoints' latest reports a named limit keeps
+// to compare a new report with.
+const nameReports = 4
 
 type aimdState struct {
 	lastCut time.Time
@@ -400,7 +411,7 @@ func (m *Memory) addSub(endpoint string, s SubScope) {
 // may be counted in either order, so a shared counter is dropped now and
 // then and found again; two counters at one pace, taken for one now and
 // then, are told apart again by their next counts.
-func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sentAt, now time.Time) bool {
+func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, status int, sentAt, now time.Time) bool {
 	m.lock()
 	defer m.mu.Unlock()
 	k := tenant + "\x00" + name
@@ -409,51 +420,107 @@ func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, sent
 		if m.names == nil || len(m.names) >= MaxEntries {
 			m.names = make(map[string]*nameState)
 		}
-		m.names[k] = &nameState{endpoint: endpoint, remaining: l.Remaining, reset: l.Reset, at: now}
-		return false
+		st = &nameState{}
+		m.names[k] = st
 	}
-	if st.endpoint != endpoint {
-		sameWindow := !l.Reset.IsZero() && !st.reset.IsZero() && absDuration(l.Reset.Sub(st.reset)) < 1500*time.Millisecond
-		// A window that may have turned between the two reports (the
-		// earlier one's reset, up to a second early for one rounded up,
-		// has come) and came back near the quota; once a window at most.
-		turned := l.Has(header.HasQuota|header.HasWindow) && l.Quota > 0 && l.Window > 0 &&
-			!now.Before(st.reset.Add(-time.Second)) && l.Remaining >= l.Quota-max(2, l.Quota/4) &&
-			(st.turnAt.IsZero() || now.Sub(st.turnAt) >= l.Window-l.Window/10)
-		switch {
-		case !sameWindow:
-			// Another window: nothing to compare.
-		case l.Remaining < st.remaining:
-			// A shared counter goes down with every request, whichever
-			// endpoint sends it. A request sent before the other report
-			// came back was counted in an order no one saw: two counters
-			// bursting together at a program's start go down across each
-			// other too, so such a count is half a vote.
-			if sentAt.Before(st.at) {
-				st.votes++
-			} else {
-				st.votes += 2
-			}
-			st.shared = st.shared || st.votes >= 2*sharedVotes
-		case turned:
-			// Perhaps the window turned between them (a reset given as
-			// a delay says the same in every window): neither.
-			st.turnAt = now
-		case l.Remaining > st.remaining && sentAt.Before(st.at):
-			// A higher count of a request sent before the other report
-			// came back: counted in an order no one saw (one counter's
-			// answers overtake each other), so half a vote against, not
-			// proof of two counters. Two routes sharing one counter lost
-			// it this way, and sent into each other's exhausted windows.
-			st.votes = max(0, st.votes-1)
-		default:
-			// The same count, or a higher one, seen by another endpoint
-			// within a window is another counter.
-			st.votes, st.shared = 0, false
+	if status >= 400 {
+		// A refused request took nothing from any counter: its count
+		// (0 left, as the other endpoint's last) says nothing of how
+		// many counters there are. Taken for another counter's, it
+		// parted two routes sharing one the moment both were refused,
+		// and each sent into the window the other had spent.
+		return st.shared
+	}
+	// Compared with each other endpoint's latest report, not only with
+	// the report before it: answers that come together are learned in
+	// any order, and two endpoints' requests sent in step (a pair each
+	// turn, the later of one pair counted before the earlier of the
+	// next) compared only with the report just before kept a shared
+	// counter's votes from ever adding up.
+	turnedAny := false
+	for i := range st.last {
+		if o := &st.last[i]; o.endpoint != "" && o.endpoint != endpoint {
+			turnedAny = st.compare(o, l, sentAt, now) || turnedAny
 		}
 	}
-	st.endpoint, st.remaining, st.reset, st.at = endpoint, l.Remaining, l.Reset, now
+	if turnedAny {
+		st.turnAt = now
+	}
+	st.record(endpoint, l, now)
 	return st.shared
+}
+
+// compare weighs a report of a named limit (l, for a request sent at
+// sentAt and answered at now) against another endpoint's latest, o, and
+// reports whether the window may have turned between them.
+func (st *nameState) compare(o *nameReport, l *header.Limit, sentAt, now time.Time) (turned bool) {
+	sameWindow := !l.Reset.IsZero() && !o.reset.IsZero() && absDuration(l.Reset.Sub(o.reset)) < 1500*time.Millisecond
+	// A window that may have turned between the two reports (the
+	// earlier one's reset, up to a second early for one rounded up,
+	// has come) and came back near the quota; once a window at most.
+	turned = l.Has(header.HasQuota|header.HasWindow) && l.Quota > 0 && l.Window > 0 &&
+		!now.Before(o.reset.Add(-time.Second)) && l.Remaining >= l.Quota-max(2, l.Quota/4) &&
+		(st.turnAt.IsZero() || now.Sub(st.turnAt) >= l.Window-l.Window/10)
+	switch {
+	case !sameWindow:
+		// Another window: nothing to compare.
+		return false
+	case l.Remaining < o.remaining:
+		// A shared counter goes down with every request, whichever
+		// endpoint sends it. A request sent before the other report
+		// came back was counted in an order no one saw: two counters
+		// bursting together at a program's start go down across each
+		// other too, so such a count is half a vote.
+		if sentAt.Before(o.at) {
+			st.votes++
+		} else {
+			st.votes += 2
+		}
+		st.shared = st.shared || st.votes >= 2*sharedVotes
+		return false
+	case turned:
+		// Perhaps the window turned between them (a reset given as
+		// a delay says the same in every window): neither.
+		return true
+	case l.Remaining > o.remaining && sentAt.Before(o.at):
+		// A higher count of a request sent before the other report
+		// came back: counted in an order no one saw (one counter's
+		// answers overtake each other), so half a vote against, not
+		// proof of two counters. Two routes sharing one counter lost
+		// it this way, and sent into each other's exhausted windows.
+		st.votes = max(0, st.votes-1)
+	default:
+		// The same count, or a higher one, seen by another endpoint
+		// within a window is another counter.
+		st.votes, st.shared = 0, false
+	}
+	return false
+}
+
+// record keeps a report as its endpoint's latest, in place of the report
+// of the endpoint heard from longest ago when every place is taken.
+func (st *nameState) record(endpoint string, l *header.Limit, now time.Time) {
+	j := -1
+	for i := range st.last {
+		switch o := &st.last[i]; {
+		case o.endpoint == endpoint:
+			j = i
+		case j < 0 && o.endpoint == "":
+			j = i
+		}
+		if st.last[i].endpoint == endpoint {
+			break
+		}
+	}
+	if j < 0 {
+		j = 0
+		for i := range st.last {
+			if st.last[i].at.Before(st.last[j].at) {
+				j = i
+			}
+		}
+	}
+	st.last[j] = nameReport{endpoint: endpoint, remaining: l.Remaining, reset: l.Reset, at: now}
 }
 
 func absDuration(d time.Duration) time.Duration {
