@@ -91,8 +91,11 @@
 //     left that fill each other's gaps and never repeat each other's, as
 //     one counter both count down says them; two counters counted down
 //     together repeat each other's values and stay apart. The pair then
-//     shares one scope of the tenant, and parts when a window shows a value
-//     said by both.
+//     shares one scope of the tenant, which starts from what the endpoint
+//     learned of the window, and parts when a window shows a value said by
+//     both. Before the window turns, an answer saying the count is spent
+//     holds the endpoints whose values so far in it already show one
+//     counter with its endpoint's (three or more each).
 //
 // # The pipeline
 //

@@ -436,6 +436,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// A shared unnamed counter: joined at once, so that a window
 			// one endpoint's answer says is spent holds the other too.
 			p.joins = append(p.joins, sub)
+			m.seedShared(key, r.ScopeKey(r.UnknownScope))
 		}
 		opened := false // a window whose first answers said it opened whole
 		if w, ok := m.inferWindow(key, l, now); ok && spendable(r, l) {
@@ -583,6 +584,16 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					}
 					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn, Bound: bound})
 					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
+					if l.Name == "" && l.Scope == "" && sub.Key == "" && key == r.Endpoint {
+						// A count no header names, which other endpoints'
+						// answers in this window already show they count
+						// down too (spentWith): spent for them as well, before
+						// the window's turn pairs them.
+						for _, e := range m.spentWith(r.Tenant, r.Endpoint, l) {
+							u.Blocks = append(u.Blocks, store.Block{Key: e, For: resetIn})
+							p.Blocks = append(p.Blocks, Block{Scope: e, For: resetIn, Reason: "quota exhausted"})
+						}
+					}
 					if key != r.Endpoint && strings.HasPrefix(key, r.Endpoint) && key == scope.EndpointLimit(r.Endpoint, sub.Name) {
 						// The endpoint's own limit: its endpoint is held too,
 						// so that a caller that shares the store but has not

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -1869,6 +1870,96 @@ func TestPlanSharedUnnamedCount(t *testing.T) {
 	answer(&apart, "/z", 9, 2)
 	if joins(&apart, "/x") || joins(&apart, "/z") {
 		t.Errorf("values counted down together, alike: /x joins %v, /z joins %v, want neither", joins(&apart, "/x"), joins(&apart, "/z"))
+	}
+}
+
+// Before a window turns, a count no header names that one endpoint's
+// answer says is spent holds the endpoints whose values in that window
+// already show they count it down too (three or more each, filling each
+// other's gaps, none alike): blocked as long, though not yet paired (the
+// window's turn pairs them). Endpoints whose values repeat each other's,
+// or that said too few yet, are not held.
+func TestPlanSpentUnnamedCountHoldsItsPeers(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	at := 0
+	answer := func(m *Memory, endpoint string, remaining float64) *Plan {
+		t.Helper()
+		r := request()
+		r.Endpoint = "https://api.test GET " + endpoint
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: remaining, Reset: t0.Add(time.Second), Dialect: header.XRateLimit, Unit: header.Requests}
+		at += 10
+		p := new(Plan)
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: ms(at), Now: ms(at + 1)}, p)
+		return p
+	}
+	held := func(p *Plan, endpoint string) bool {
+		return slices.ContainsFunc(p.Update.Blocks, func(b store.Block) bool { return b.Key == "https://api.test GET "+endpoint && b.For > 0 })
+	}
+	for _, tc := range []struct {
+		name   string
+		values []float64 // said by /x and /y in turn, then /x says 0
+		want   bool
+	}{
+		{"one counter", []float64{9, 8, 7, 6, 5, 4, 3, 2}, true},
+		{"too few yet", []float64{9, 8, 7, 6, 5, 4}, false},
+		{"two counters", []float64{9, 9, 8, 8, 7, 7, 6, 6}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Memory
+			for i, v := range tc.values {
+				answer(&m, []string{"/x", "/y"}[i%2], v)
+			}
+			p := answer(&m, "/x", 0)
+			if !held(p, "/x") {
+				t.Fatalf("/x's spent count blocks %+v, want /x held", p.Update.Blocks)
+			}
+			if got := held(p, "/y"); got != tc.want {
+				t.Errorf("/y held %v, want %v (blocks %+v)", got, tc.want, p.Update.Blocks)
+			}
+			if subs := m.SubScopes("https://api.test GET /y"); len(subs) != 0 {
+				t.Errorf("/y joins %+v before the window turned, want nothing", subs)
+			}
+		})
+	}
+}
+
+// A counter two endpoints are found to share starts from what the endpoint
+// that found it learned of its window while it took the counter for its
+// own: a fixed window /x's fresh answers showed is a second long, and saw
+// turn, is paced at its steady rate from the shared scope's first answer, not left unknown until
+// the shared scope's own answers show it again (spread, meanwhile, over
+// what is left of each window: behind express-rate-limit's two routes on
+// one limiter, at a third of the counter's rate).
+func TestPlanSharedUnnamedCountKeepsTheWindow(t *testing.T) {
+	const shared = "https://api.test limit:~x-ratelimit:10"
+	answer := func(m *Memory, endpoint string, remaining float64, atMs int) *Plan {
+		t.Helper()
+		r := request()
+		r.Endpoint = "https://api.test GET " + endpoint
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: remaining,
+			Reset: t0.Add(time.Duration(atMs/1000+1) * time.Second), Dialect: header.XRateLimit, Unit: header.Requests}
+		p := new(Plan)
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200,
+			SentAt: t0.Add(time.Duration(atMs) * time.Millisecond), Now: t0.Add(time.Duration(atMs+1) * time.Millisecond)}, p)
+		return p
+	}
+	var m Memory
+	answer(&m, "/x", 9, 0) // two fresh windows, each a second from its first request
+	answer(&m, "/x", 9, 1000)
+	for i, v := range []float64{9, 8, 7, 6, 5, 4, 3, 2} { // one counter, counted down by both
+		answer(&m, []string{"/x", "/y"}[i%2], v, 2000+10*i)
+	}
+	p := answer(&m, "/x", 9, 3000) // the window turned: judged, one counter
+	if subs := m.SubScopes("https://api.test GET /x"); len(subs) != 1 || subs[0].Key != shared {
+		t.Fatalf("/x joins %+v, want %q", subs, shared)
+	}
+	i := slices.IndexFunc(p.Update.Rates, func(ru store.RateUpdate) bool { return ru.Key == shared })
+	if i < 0 {
+		t.Fatalf("rates %+v: none for the shared scope, want its steady rate", p.Update.Rates)
+	}
+	// A fixed window whose turns /x saw: its steady rate, no margin.
+	if got, want := p.Update.Rates[i].Rate, 10.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("the shared scope paced at %v/s, want %v/s (10 a second)", got, want)
 	}
 }
 

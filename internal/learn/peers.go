@@ -79,6 +79,10 @@ type peer struct {
 	cur, old peerWindow         // this window and the one before
 	runs     map[string]pairRun // windows in a row paired with another endpoint
 	shared   map[string]bool    // pairs that are one counter
+	// early holds the endpoints whose values showed one counter with this
+	// one's in the window that resets at earlyOf, before it turned.
+	early   []string
+	earlyOf time.Time
 }
 
 // pairRun is how many windows in a row two endpoints' values filled each
@@ -152,11 +156,69 @@ func (m *Memory) sharedUnnamed(tenant, endpoint string, l *header.Limit, status 
 	if v := int(l.Remaining); status < 400 && v > 0 && v < quota && float64(v) == l.Remaining {
 		if l.Reset.Equal(p.cur.reset) {
 			p.cur.add(v)
+			st.early(p)
 		} else {
 			p.old.add(v)
 		}
 	}
 	return st.sharedOf(p)
+}
+
+// earlyValues is how many values each of two endpoints must have said, in
+// the part of the window where both said some, for early to find them
+// counting one counter down before the window turns.
+const earlyValues = 3
+
+// early records, for the window p's answers are in, the endpoints whose
+// values said so far already show one counter with p's: in the range both
+// said values in, each said every value the other did not, earlyValues or
+// more each. It does not pair them (judge does, once the window turns, on
+// the whole window): it tells which endpoints a spent count holds before
+// then (spentWith). Only the pairing waited for the turn: the first window
+// of two routes on one limiter (express-rate-limit's, go-chi/httprate's)
+// let one route send into the window the other's answer had said was
+// spent, and draw a 429 (httprate's held that route a whole window).
+func (st *peerState) early(p *peer) {
+	w := &p.cur
+	for _, q := range st.peers {
+		if q == p || !q.cur.reset.Equal(w.reset) || q.cur.lo > q.cur.hi || slices.Contains(p.early, q.endpoint) && p.earlyOf.Equal(w.reset) {
+			continue
+		}
+		same, filled, mine, neither := tally(w, &q.cur)
+		if same == 0 && neither == 0 && mine >= earlyValues && filled >= earlyValues {
+			for _, x := range [2]*peer{p, q} {
+				if !x.earlyOf.Equal(w.reset) {
+					x.early, x.earlyOf = x.early[:0], w.reset
+				}
+			}
+			p.early = append(p.early, q.endpoint)
+			q.early = append(q.early, p.endpoint)
+		}
+	}
+}
+
+// spentWith returns the endpoints whose answers in the window an answer of
+// endpoint's, saying its count of no stated scope is spent, belongs to
+// showed one counter with it (early), where they are not paired yet.
+func (m *Memory) spentWith(tenant, endpoint string, l *header.Limit) []string {
+	if l.Quota < 2 || l.Quota > peerQuota {
+		return nil
+	}
+	m.lock()
+	defer m.mu.Unlock()
+	st := m.peers[peerKind{tenant, l.Dialect, l.Quota}]
+	if st == nil {
+		return nil
+	}
+	for _, p := range st.peers {
+		if p.endpoint == endpoint {
+			if len(p.shared) > 0 || !p.earlyOf.Equal(l.Reset) {
+				return nil
+			}
+			return p.early
+		}
+	}
+	return nil
 }
 
 // judge weighs the window p has just left against the same window of the
@@ -184,19 +246,7 @@ func (st *peerState) judge(p *peer) {
 		if !o.reset.Equal(w.reset) || o.lo > o.hi {
 			continue
 		}
-		same, filled, mine, neither := 0, 0, 0, 0
-		for v := max(w.lo, o.lo); v <= min(w.hi, o.hi); v++ {
-			switch {
-			case !o.has(v) && w.has(v):
-				mine++
-			case !o.has(v):
-				neither++
-			case w.has(v):
-				same++
-			default:
-				filled++
-			}
-		}
+		same, filled, mine, neither := tally(w, o)
 		// Where both said values, each said every value the other did
 		// not: one counter, in a single window.
 		whole := same == 0 && neither == 0 && mine >= 2 && filled >= 2
@@ -222,6 +272,25 @@ func (st *peerState) judge(p *peer) {
 			}
 		}
 	}
+}
+
+// tally compares two endpoints' values of one window over the range both
+// said values in: those only w said, those only o said (filling w's
+// gaps), those both said, and those neither said.
+func tally(w, o *peerWindow) (same, filled, mine, neither int) {
+	for v := max(w.lo, o.lo); v <= min(w.hi, o.hi); v++ {
+		switch {
+		case !o.has(v) && w.has(v):
+			mine++
+		case !o.has(v):
+			neither++
+		case w.has(v):
+			same++
+		default:
+			filled++
+		}
+	}
+	return same, filled, mine, neither
 }
 
 // sharedOf returns the shared counter's name if p shares it with another
@@ -259,4 +328,39 @@ func (m *Memory) joinedUnnamed(endpoint string) string {
 		}
 	}
 	return ""
+}
+
+// seedShared gives the scope of a counter endpoints were found to share
+// (key) what one of them, from, learned of its window while the counter
+// was taken for its own: the window's length and where it turns, its
+// resets, whether it slides. Only where key has learned nothing of its
+// own yet: from then on every member's answers teach it. Started bare, it
+// read its first answers as a window of unknown length and spread what was
+// left over the rounded-up reset, a third of the counter's rate behind
+// express-rate-limit's two routes on one limiter.
+func (m *Memory) seedShared(key, from string) {
+	m.lock()
+	defer m.mu.Unlock()
+	seed(&m.opens, key, from, nil)
+	seed(&m.phases, key, from, func(ph *phase) *phase { cp := *ph; return &cp })
+	seed(&m.resets, key, from, nil)
+	seed(&m.windows, key, from, nil)
+	seed(&m.slides, key, from, func(sl *slideState) *slideState { cp := *sl; return &cp })
+}
+
+// seed copies (with cp, where the value is a pointer) from's entry of a
+// map to key, where key has none.
+func seed[V any](mp *map[string]V, key, from string, cp func(V) V) {
+	v, ok := (*mp)[from]
+	if !ok {
+		return
+	}
+	if _, have := (*mp)[key]; have {
+		return
+	}
+	if cp != nil {
+		v = cp(v)
+	}
+	reset(mp)
+	(*mp)[key] = v
 }
