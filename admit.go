@@ -119,7 +119,7 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 	woken := ""       // the line r was woken from, until it has asked the store (slotLine.settle)
 	defer func() {
 		if woken != "" {
-			t.slots.settle(woken, true) // gave up: the slot is the next one's
+			t.slots.settle(woken, since, true) // gave up: the slot is the next one's
 		}
 		if leave != nil {
 			leave()
@@ -139,21 +139,26 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 		}
 	}
 	// Those already waiting for a concurrency slot on one of r's scopes go
-	// first too: r joins the back of that line, and asks once woken.
+	// first too: r joins the back of that line, and asks once woken. So
+	// too when r comes back from a wait for its pace or a block.
+	behindStarved := func(at time.Time, budget time.Duration) error {
+		if inLine = t.slots.joinQueued(r.adm.Scopes, at); inLine == nil {
+			return nil
+		}
+		key := inLine.key
+		if t.OnWait != nil {
+			// As a store's Busy says: a slot may free at any moment.
+			t.OnWait(WaitEvent{Request: req, Reason: store.Busy, Scope: key, Wait: min(store.BusyPoll, budget)})
+		}
+		t.waitingOn(key, store.Busy, 1)
+		since, inLine, woken, err = t.waitInLine(ctx, inLine, t.busyWait(budget))
+		t.waitingOn(key, store.Busy, -1)
+		r.waited = true
+		return err
+	}
 	if t.slots.n.Load() != 0 {
-		if inLine = t.slots.joinQueued(r.adm.Scopes, now); inLine != nil {
-			key := inLine.key
-			if t.OnWait != nil {
-				// As a store's Busy says: a slot may free at any moment.
-				t.OnWait(WaitEvent{Request: req, Reason: store.Busy, Scope: key, Wait: min(store.BusyPoll, budget0)})
-			}
-			t.waitingOn(key, store.Busy, 1)
-			since, inLine, woken, err = t.waitInLine(ctx, inLine, t.busyWait(budget0))
-			t.waitingOn(key, store.Busy, -1)
-			if err != nil {
-				return err
-			}
-			r.waited = true
+		if err := behindStarved(now, budget0); err != nil {
+			return err
 		}
 	}
 	renews := t.renews
@@ -169,6 +174,12 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 		budget := budget0
 		if r.waited {
 			budget = time.Until(deadlineOf())
+			if inLine == nil && woken == "" && leave == nil && t.slots.n.Load() != 0 {
+				if err := behindStarved(time.Now(), max(budget, 0)); err != nil {
+					return err
+				}
+				budget = time.Until(deadlineOf())
+			}
 		}
 		r.adm.Paced, r.adm.MaxWait = paced, max(min(budget, horizon), time.Nanosecond)
 		// The clock read when the request began serves its first ask; a
@@ -207,7 +218,7 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 			// else now (its pace, a block), the next in line's. (Woken
 			// for a resource's slot and spaced after its last write, r
 			// keeps its claim: whoever is next waits out the same gap.)
-			t.slots.settle(woken, d.Reason != store.Admitted)
+			t.slots.settle(woken, since, d.Reason != store.Admitted)
 			woken = ""
 		}
 		if inLine != nil && d.Reason != store.Busy {
@@ -273,7 +284,7 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 					// Back at the head of its line: no longer woken. Woken
 					// from another scope's line (the tenant's, and Busy now
 					// on its issue's), it hands that scope's slot on.
-					t.slots.settle(woken, woken != d.Scope)
+					t.slots.settle(woken, since, woken != d.Scope)
 					woken = ""
 				}
 				switched = false

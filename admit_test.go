@@ -246,15 +246,7 @@ func TestMaxWaitBoundsConcurrencyWaits(t *testing.T) {
 // ask the store again, and all but one wait again.
 func TestConcurrencyWaitsInArrivalOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var order []string
-		s := &heedtest.Script{Func: func(r *http.Request, _ int) heedtest.Response {
-			mu.Lock()
-			order = append(order, r.URL.Path)
-			mu.Unlock()
-			time.Sleep(time.Second)
-			return ok()
-		}}
+		s, orderOf := pathOrder(func(string) time.Duration { return time.Second })
 		var waits atomic.Int32
 		onWait := func(e heed.WaitEvent) {
 			if e.Reason == store.Busy {
@@ -273,6 +265,7 @@ func TestConcurrencyWaitsInArrivalOrder(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // arrive in order
 		}
 		wg.Wait()
+		order := orderOf()
 		for i, d := range sent {
 			// The i-th arrived at 10i ms and goes as the one before it ends.
 			if want := time.Duration(i) * time.Second; d != want {
@@ -412,4 +405,40 @@ func TestWritesToOneIssueGoInArrivalOrder(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A request coming back from a wait for its endpoint's block, in the
+// instant a slot frees, queues behind a caller that has waited starveAfter
+// for a slot of the same cap (woken for that slot, and not yet asked),
+// rather than take the slot first: the waiter goes first, every time. (A
+// request that had waited for its pace or a block asked the store at once
+// on coming back, ahead of a line only arrivals checked.)
+func TestARequestBackFromAWaitQueuesBehindTheStarved(t *testing.T) {
+	for i := range 300 { // the two go in one instant, in an order the scheduler picks
+		synctest.Test(t, func(t *testing.T) {
+			s, order := pathOrder(func(path string) time.Duration {
+				if path == "/a" {
+					return time.Second // holds the only slot until 1 s
+				}
+				return 0
+			})
+			st := memstore.New()
+			tr := &heed.Transport{Base: s, Store: st, Concurrency: 1, MaxWait: time.Minute, Rand: zero()}
+			// /c's endpoint is blocked until 1 s: its request comes back
+			// then, in the instant /a's slot frees.
+			if err := st.Update(context.Background(), &store.Update{Blocks: []store.Block{{Key: "https://api.test GET /c", For: time.Second}}}); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			wg.Go(func() { fetch(t, tr, http.MethodGet, "https://api.test/a", "") })
+			synctest.Wait()
+			wg.Go(func() { fetch(t, tr, http.MethodGet, "https://api.test/c", "") }) // waits for the block
+			time.Sleep(10 * time.Millisecond)
+			wg.Go(func() { fetch(t, tr, http.MethodGet, "https://api.test/b", "") }) // waits for the slot from 10 ms on
+			wg.Wait()
+			if got := order(); len(got) != 3 || got[1] != "/b" {
+				t.Errorf("run %d: sent in the order %v, want /b (in line 990 ms) before /c", i, got)
+			}
+		})
+	}
 }

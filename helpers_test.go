@@ -5,7 +5,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,3 +89,23 @@ func (zeroSource) Uint64() uint64 { return 0 }
 type maxSource struct{}
 
 func (maxSource) Uint64() uint64 { return ^uint64(0) }
+
+// pathOrder returns a Script that answers each request after hold(its
+// path), 200, and a function returning the paths in the order they reached
+// it.
+func pathOrder(hold func(path string) time.Duration) (*heedtest.Script, func() []string) {
+	var mu sync.Mutex
+	var order []string
+	s := &heedtest.Script{Func: func(r *http.Request, _ int) heedtest.Response {
+		mu.Lock()
+		order = append(order, r.URL.Path)
+		mu.Unlock()
+		time.Sleep(hold(r.URL.Path))
+		return ok()
+	}}
+	return s, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(order)
+	}
+}

@@ -55,10 +55,10 @@ type slotLine struct {
 // line is one capped scope's waiters.
 type line struct {
 	ws []*slotWaiter
-	// woken counts waiters woken and not yet settled (they have not asked
-	// the store since), and wokenSince is when the first of them joined.
-	woken      int
-	wokenSince time.Time
+	// woken holds when each waiter woken and not yet settled (it has not
+	// asked the store since) first joined: each settles its own, so that
+	// the line's head is the earliest still unsettled.
+	woken []time.Time
 }
 
 const maxFreeWaiters = 64
@@ -157,7 +157,7 @@ func (s *slotLine) wait(ctx context.Context, w *slotWaiter, d time.Duration) (wo
 		}
 		// Woken as its context ended: the slot is the next one's.
 		s.mu.Lock()
-		s.passOnLocked(w.key)
+		s.passOnLocked(w.key, w.since)
 		s.recycleLocked(w)
 		s.mu.Unlock()
 		return false, err
@@ -171,7 +171,7 @@ func (s *slotLine) wait(ctx context.Context, w *slotWaiter, d time.Duration) (wo
 	switch {
 	case w.woken && err != nil:
 		<-w.ch
-		s.passOnLocked(w.key)
+		s.passOnLocked(w.key, w.since)
 	case w.woken:
 		<-w.ch // woken as the wait ended
 		woken = true
@@ -191,7 +191,7 @@ func (s *slotLine) leave(w *slotWaiter) {
 	s.mu.Lock()
 	if w.woken {
 		<-w.ch
-		s.passOnLocked(w.key)
+		s.passOnLocked(w.key, w.since)
 	} else {
 		s.removeLocked(w)
 	}
@@ -200,37 +200,43 @@ func (s *slotLine) leave(w *slotWaiter) {
 }
 
 // settle ends a woken waiter's claim on the head of key's line, once it
-// has asked the store; passOn wakes the next in line in its stead, for a
-// waiter that did not take the slot it was woken for (it waits for its
-// pace or a block now, or gave up).
-func (s *slotLine) settle(key string, passOn bool) {
+// has asked the store; since is when it first joined. passOn wakes the
+// next in line in its stead, for a waiter that did not take the slot it
+// was woken for (it waits for its pace or a block now, or gave up).
+func (s *slotLine) settle(key string, since time.Time, passOn bool) {
 	s.mu.Lock()
 	if passOn {
-		s.passOnLocked(key)
+		s.passOnLocked(key, since)
 	} else {
-		s.settleLocked(key)
+		s.settleLocked(key, since)
 	}
 	s.mu.Unlock()
 }
 
-func (s *slotLine) settleLocked(key string) {
+func (s *slotLine) settleLocked(key string, since time.Time) {
 	l := s.lines[key]
-	if l == nil || l.woken == 0 {
+	if l == nil || len(l.woken) == 0 {
 		return
 	}
-	l.woken--
-	s.n.Add(-1)
-	if l.woken == 0 {
-		l.wokenSince = time.Time{}
+	i := slices.Index(l.woken, since)
+	if i < 0 {
+		i = 0 // not found: the earliest, which the line's head counts
+		for j, t := range l.woken {
+			if t.Before(l.woken[i]) {
+				i = j
+			}
+		}
 	}
+	l.woken = slices.Delete(l.woken, i, i+1)
+	s.n.Add(-1)
 	s.tidyLocked(key, l)
 	s.reheadLocked()
 }
 
 // passOnLocked settles a woken waiter that will not ask, and wakes the
 // next in line in its stead; s.mu is held.
-func (s *slotLine) passOnLocked(key string) {
-	s.settleLocked(key)
+func (s *slotLine) passOnLocked(key string, since time.Time) {
+	s.settleLocked(key, since)
 	s.wakeLocked(key)
 }
 
@@ -251,7 +257,7 @@ func (s *slotLine) recycle(w *slotWaiter) {
 
 // tidyLocked deletes key's line once nobody is in it or woken from it.
 func (s *slotLine) tidyLocked(key string, l *line) {
-	if len(l.ws) == 0 && l.woken == 0 {
+	if len(l.ws) == 0 && len(l.woken) == 0 {
 		delete(s.lines, key)
 	}
 }
@@ -285,10 +291,7 @@ func (s *slotLine) wakeLocked(key string) {
 	w := l.ws[0]
 	l.ws[0] = nil
 	l.ws = l.ws[1:]
-	if l.woken == 0 || w.since.Before(l.wokenSince) {
-		l.wokenSince = w.since
-	}
-	l.woken++
+	l.woken = append(l.woken, w.since)
 	w.woken = true
 	w.ch <- struct{}{}
 	s.reheadLocked()
@@ -316,7 +319,12 @@ func (s *slotLine) removeLocked(w *slotWaiter) {
 // head is when the line's head joined: its first waiter's, or a woken
 // one's that has not asked yet, whichever is earlier; zero when empty.
 func (l *line) head() time.Time {
-	head := l.wokenSince
+	var head time.Time
+	for _, t := range l.woken {
+		if head.IsZero() || t.Before(head) {
+			head = t
+		}
+	}
 	if len(l.ws) > 0 && (head.IsZero() || l.ws[0].since.Before(head)) {
 		head = l.ws[0].since
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heedhttp/heed/store"
@@ -20,7 +21,8 @@ func TestSlotLineHandsOnAWake(t *testing.T) {
 	scopes := []store.ScopeAdmit{{Key: "t", Limit: 1}}
 	a, b, c := s.join("t", time.Time{}), s.join("t", time.Time{}), s.join("t", time.Time{})
 	b.since = time.Now().Add(-time.Second) // b has waited a while
-	s.wake(scopes)                         // a's
+	bSince := b.since
+	s.wake(scopes) // a's
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := s.wait(ctx, a, time.Hour); err == nil {
@@ -31,12 +33,10 @@ func TestSlotLineHandsOnAWake(t *testing.T) {
 	}
 	// Until b has asked the store, it heads the line: a request arriving
 	// once it has waited starveAfter joins behind it.
-	if w := s.joinQueued(scopes, time.Now()); w == nil {
+	if !queued(&s, scopes) {
 		t.Error("a request arriving while the woken b has not asked: not put in line")
-	} else {
-		s.leave(w)
 	}
-	s.settle("t", false)
+	s.settle("t", bSince, false)
 	// c leaves without a wake; the line is then empty.
 	s.leave(c)
 	if n := s.n.Load(); n != 0 || len(s.lines) != 0 {
@@ -45,24 +45,65 @@ func TestSlotLineHandsOnAWake(t *testing.T) {
 	// A waiter that got its slot on its own ask, with a wake sent to it
 	// meanwhile, hands the wake on too.
 	d, e := s.join("t", time.Time{}), s.join("t", time.Time{})
+	eSince := e.since
 	s.wake(scopes) // d's
 	s.leave(d)
 	if woken, _ := s.wait(context.Background(), e, time.Hour); !woken {
 		t.Error("e: not woken by the wake d did not need")
 	}
-	s.settle("t", false)
+	s.settle("t", eSince, false)
 	// One that rejoins at the head, having lost its slot, goes first.
 	f := s.join("t", time.Time{})
-	g := s.join("t", time.Now().Add(-time.Second))
+	gSince := time.Now().Add(-time.Second)
+	g := s.join("t", gSince)
 	s.wake(scopes)
 	if woken, _ := s.wait(context.Background(), g, time.Hour); !woken {
 		t.Error("g, rejoined at the head: not the first woken")
 	}
-	s.settle("t", false)
+	s.settle("t", gSince, false)
 	s.leave(f)
 	if n := s.n.Load(); n != 0 || len(s.lines) != 0 {
 		t.Errorf("at the end: %d waiters, %d lines; want none", n, len(s.lines))
 	}
+}
+
+// Each woken waiter settles its own claim on the head of its line: with
+// two woken, the one that has waited long settling leaves the other, just
+// arrived, as the head, so a request arriving now asks the store rather
+// than queue behind a head that has not waited starveAfter. (The line once
+// kept the earliest woken waiter's time until every woken one settled,
+// and sent arrivals to the back for a starvation that was over.)
+func TestSlotLineHeadIsTheEarliestUnsettled(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var s slotLine
+		scopes := []store.ScopeAdmit{{Key: "t", Limit: 1}}
+		old := time.Now().Add(-time.Second)
+		x := s.join("t", old)         // has waited a second
+		y := s.join("t", time.Time{}) // just arrived
+		yJoined := y.since
+		s.wake(scopes) // x's
+		s.wake(scopes) // y's
+		for _, w := range []*slotWaiter{x, y} {
+			if woken, err := s.wait(context.Background(), w, time.Hour); !woken || err != nil {
+				t.Fatalf("woken %v, %v; want woken", woken, err)
+			}
+		}
+		if !queued(&s, scopes) {
+			t.Fatal("with x, woken a second after joining, unsettled: an arrival not put in line")
+		}
+		s.settle("t", old, false)
+		if queued(&s, scopes) {
+			t.Errorf("x settled, y (woken, just arrived) the head: an arrival put in line behind it")
+		}
+		time.Sleep(starveAfter)
+		if !queued(&s, scopes) {
+			t.Errorf("y, woken and unsettled, has waited starveAfter: an arrival not put in line")
+		}
+		s.settle("t", yJoined, false)
+		if n := s.n.Load(); n != 0 || len(s.lines) != 0 {
+			t.Errorf("at the end: %d waiters, %d lines; want none", n, len(s.lines))
+		}
+	})
 }
 
 // A tenant's cap counted by the Transport (capSlots) holds under callers
@@ -125,4 +166,14 @@ func TestCapSlotsHoldTheCap(t *testing.T) {
 	if _, ok := s.take("tenant", 1); ok {
 		t.Error("a second slot of a cap of one was taken")
 	}
+}
+
+// queued reports whether a request arriving now would be put in line
+// behind a starved head (slotLine.joinQueued), taking it out again.
+func queued(s *slotLine, scopes []store.ScopeAdmit) bool {
+	w := s.joinQueued(scopes, time.Now())
+	if w != nil {
+		s.leave(w)
+	}
+	return w != nil
 }
