@@ -51,6 +51,7 @@ func (t *Transport) decideResponse(r *request, resp *http.Response, attempt int)
 		return decision{}
 	}
 	p := t.policy()
+	p.skew = t.skewFor(r.keys.Tenant)
 	in := t.decideInput(r, resp, attempt)
 	return decide(&p, &in)
 }
@@ -176,7 +177,7 @@ func decide(p *retryPolicy, in *decideInput) decision {
 	}
 	serverWait, hasWait := obs.RetryAfter, obs.HasRetryAfter
 	if hasWait && !isDeltaSeconds(in.retryAfter) {
-		serverWait += p.skew // an instant on the server's clock
+		serverWait = max(serverWait+p.skew, 0) // an instant on the server's clock
 	}
 	if in.status == http.StatusTooManyRequests && serverWait < minThrottleWait {
 		serverWait, hasWait = minThrottleWait, true

@@ -42,7 +42,21 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 		// Only a count of a limit is told as free (chargeOvertaken).
 		r.admittedAt = t.admittedTotal()
 	}
-	t.learner.Prepare(learn.Config{Target: t.Target, Skew: t.skew(), InFlightOf: t.inFlightFor, Learned: t.learned,
+	skew := time.Duration(0)
+	if t.ClockSkew >= 0 && statesInstant(&r.obs, resp.Header) {
+		// Resets on the server's clock, read on this one (clocks).
+		t.clocks.observe(r.keys.Tenant, first(resp.Header["Date"]), r.sentAt, now)
+		by, rest := t.clocks.shift(r.keys.Tenant, t.skew())
+		skew = rest
+		if by != 0 {
+			for i := range r.obs.Limits {
+				if l := &r.obs.Limits[i]; absoluteReset(l) {
+					l.Reset = l.Reset.Add(by)
+				}
+			}
+		}
+	}
+	t.learner.Prepare(learn.Config{Target: t.Target, Skew: skew, InFlightOf: t.inFlightFor, Learned: t.learned,
 		InFlightUnits: float64(t.unitsPending.Load()) / 1000}, &in, &r.plan)
 	t.dropInFlight(r)
 	if t.OnLimits != nil && len(r.obs.Limits) > 0 {
@@ -174,4 +188,22 @@ func (t *Transport) apply(req *http.Request, r *request, resp *http.Response, d 
 			t.OnBlock(BlockEvent{Request: req, Scope: b.Scope, For: b.For, Reason: b.Reason})
 		}
 	}
+}
+
+// statesInstant reports whether a response states a wait as an instant on
+// the server's clock: a limit's reset (X-RateLimit-Reset in epoch seconds)
+// or a Retry-After date. Only those need the server's clock (clocks).
+func statesInstant(obs *header.Observation, h http.Header) bool {
+	for i := range obs.Limits {
+		if absoluteReset(&obs.Limits[i]) {
+			return true
+		}
+	}
+	return obs.HasRetryAfter && !isDeltaSeconds(first(h["Retry-After"]))
+}
+
+// absoluteReset reports whether a limit's reset is an instant on the
+// server's clock.
+func absoluteReset(l *header.Limit) bool {
+	return l.Has(header.HasReset) && learn.AbsoluteReset(l.Dialect) && !l.Has(header.ResetIsDelay)
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -562,6 +563,84 @@ func TestSharedPolicySendsNothingIntoASpentWindow(t *testing.T) {
 				}
 				if truth.Accepted < 5*20-20 {
 					t.Errorf("%d accepted in 5 windows of 20, want at least 80", truth.Accepted)
+				}
+			})
+		})
+	}
+}
+
+// skewedWindow is a server whose clock is offset from this one's: a fixed
+// window of quota per second on its own clock, X-RateLimit-Reset in epoch
+// seconds of that clock, and its Date. It counts what it accepted and
+// refused.
+type skewedWindow struct {
+	mu                sync.Mutex
+	offset            time.Duration
+	quota             int
+	win               int64
+	used              int
+	accepted, refused int
+	perWin            map[int64]int
+}
+
+func (s *skewedWindow) RoundTrip(req *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().Add(s.offset) // the server's clock
+	if w := now.Unix(); w != s.win {
+		s.win, s.used = w, 0
+	}
+	h := http.Header{}
+	h.Set("Date", now.UTC().Format(http.TimeFormat))
+	h.Set("X-RateLimit-Limit", fmt.Sprint(s.quota))
+	h.Set("X-RateLimit-Reset", fmt.Sprint(s.win+1))
+	status := http.StatusOK
+	if s.used >= s.quota {
+		status = http.StatusTooManyRequests
+		s.refused++
+		h.Set("Retry-After", "1")
+	} else {
+		s.used++
+		s.accepted++
+		if s.perWin == nil {
+			s.perWin = map[int64]int{}
+		}
+		s.perWin[s.win]++
+	}
+	h.Set("X-RateLimit-Remaining", fmt.Sprint(s.quota-s.used))
+	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: req}, nil
+}
+
+// A server whose clock is seconds off this one's states its windows' resets
+// on its own clock: heed places that clock from the server's Date fields and
+// waits for the reset as the server counts it, neither sending into a
+// window the server still counts as spent (a clock behind) nor waiting out
+// seconds it has already begun (one ahead).
+func TestAServersClockIsReadFromItsDate(t *testing.T) {
+	for _, offset := range []time.Duration{-3 * time.Second, 0, 2 * time.Second} {
+		t.Run(fmt.Sprint(offset), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(317 * time.Millisecond)))
+				srv := &skewedWindow{offset: offset, quota: 5}
+				tr := &heed.Transport{Base: srv}
+				hammer(t, tr, 2, 20*time.Second, func(w, i int) string { return fmt.Sprintf("https://api.test/v1/x?w=%d", w) }, nil)
+				srv.mu.Lock()
+				defer srv.mu.Unlock()
+				var ws []int64
+				for w := range srv.perWin {
+					ws = append(ws, w)
+				}
+				slices.Sort(ws)
+				var per []int
+				for _, w := range ws {
+					per = append(per, srv.perWin[w])
+				}
+				t.Logf("accepted %d, refused %d, per window %v", srv.accepted, srv.refused, per)
+				if srv.refused != 0 {
+					t.Errorf("%d refused, want none", srv.refused)
+				}
+				if srv.accepted < 95 {
+					t.Errorf("%d accepted in 20 windows of 5, want at least 95", srv.accepted)
 				}
 			})
 		})

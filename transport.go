@@ -103,8 +103,12 @@ type Transport struct {
 	// BackoffMax caps the backoff's ceiling. Zero means DefaultBackoffMax.
 	BackoffMax time.Duration
 	// ClockSkew is added to waits the server states as absolute times
-	// (HTTP dates, reset instants), since its clock and ours differ. Zero
-	// means DefaultClockSkew; negative means none.
+	// (HTTP dates, reset instants), since its clock and ours differ, until
+	// the server's Date fields have placed its clock against ours: then a
+	// reset is read on our clock, whole seconds off or not, with what is
+	// left of that reading's uncertainty (about a round trip) in its place.
+	// Zero means DefaultClockSkew; negative means the clocks agree: none,
+	// and Date is not read.
 	ClockSkew time.Duration
 
 	// RetryBudget caps the retries of server errors and transport errors
@@ -217,7 +221,8 @@ type Transport struct {
 	brMu     sync.Mutex
 	breakers map[string]*breaker.Breaker
 
-	slots slotLine // callers waiting for a concurrency slot
+	slots  slotLine // callers waiting for a concurrency slot
+	clocks clocks   // servers' clocks against this one, from their Date fields
 	// caps counts the slots held of each tenant's concurrency cap where
 	// the Transport keeps the count itself (its own memory store): a
 	// request takes and gives back its slot with no store call.
@@ -368,6 +373,16 @@ func (t *Transport) skew() time.Duration {
 		return 0
 	}
 	return orDefault(t.ClockSkew, DefaultClockSkew)
+}
+
+// skewFor returns the allowance added to a wait until an instant on the
+// clock of a tenant's server: ClockSkew, or what the server's Date fields
+// show (clocks). A negative ClockSkew says the clocks agree: none.
+func (t *Transport) skewFor(tenant string) time.Duration {
+	if t.ClockSkew < 0 {
+		return 0
+	}
+	return t.clocks.allowance(tenant, t.skew())
 }
 
 // reserve returns the share of a scope's burst a background request leaves.

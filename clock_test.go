@@ -1,0 +1,84 @@
+package heed
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+// An IMF-fixdate is read to the second; anything else is refused.
+func TestParseIMFFixdate(t *testing.T) {
+	if got, ok := parseIMFFixdate("Sun, 06 Nov 1994 08:49:37 GMT"); !ok || !got.Equal(time.Date(1994, 11, 6, 8, 49, 37, 0, time.UTC)) {
+		t.Errorf("parseIMFFixdate = %v, %v; want 1994-11-06 08:49:37 UTC", got, ok)
+	}
+	for _, v := range []string{"", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 UTC",
+		"Sun, 06 Nox 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:49:37 GMT", "Sun, 06 Nov 19x4 08:49:37 GMT"} {
+		if got, ok := parseIMFFixdate(v); ok {
+			t.Errorf("parseIMFFixdate(%q) = %v, want refused", v, got)
+		}
+	}
+	if v := time.Date(2026, 12, 4, 10, 0, 5, 0, time.UTC).Format(http.TimeFormat); v != "Fri, 04 Dec 2026 10:00:05 GMT" {
+		t.Fatalf("http.TimeFormat wrote %q", v)
+	}
+}
+
+// A server's clock is placed from its Date fields to within the round
+// trip, once responses sent at enough fractions of a second agree: a server
+// 3 s behind is waited for 3 s longer, one 2 s ahead 2 s less, one in step
+// about nothing. From one reading, a second wide, a clock in step is
+// allowed no more than the default, one seconds off the reading's far end. A reading the interval
+// excludes (a clock stepped, another server behind the name) starts over.
+func TestClocksPlaceAServersClock(t *testing.T) {
+	const def = 200 * time.Millisecond
+	const rtt = 4 * time.Millisecond
+	base := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	read := func(c *clocks, host string, offset time.Duration, from, n int) {
+		for i := from; i < from+n; i++ {
+			sent := base.Add(time.Duration(i) * 137 * time.Millisecond) // fractions of a second all round
+			made := sent.Add(rtt / 2).Add(offset)                       // on the server's clock
+			c.observe(host, made.Truncate(time.Second).Format(http.TimeFormat), sent, sent.Add(rtt))
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		offset   time.Duration
+		readings int
+		lo, hi   time.Duration // the allowance's bounds
+	}{
+		{"behind by 3 s", -3 * time.Second, 40, 3*time.Second + clockMargin, 3*time.Second + rtt + clockMargin},
+		{"ahead by 2 s", 2 * time.Second, 40, -2*time.Second + clockMargin, -2*time.Second + rtt + clockMargin},
+		{"in step", 0, 40, clockMargin, rtt + clockMargin},
+		{"behind by 3 s, one reading", -3 * time.Second, 1, 3 * time.Second, 4*time.Second + rtt + clockMargin},
+		{"in step, one reading", 0, 1, 0, def},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c clocks
+			read(&c, "h", tc.offset, 0, tc.readings)
+			if got := c.allowance("h", def); got < tc.lo || got > tc.hi {
+				t.Errorf("allowance %v, want within [%v, %v]", got, tc.lo, tc.hi)
+			}
+		})
+	}
+	var c clocks
+	read(&c, "h", 0, 0, 40)
+	read(&c, "h", -1500*time.Millisecond, 40, 1) // another clock: over again
+	if got, hi := c.allowance("h", def), 2500*time.Millisecond+rtt+clockMargin; got < 1500*time.Millisecond || got > hi {
+		t.Errorf("in step, then a reading 1.5 s behind: allowance %v, want within [1.5s, %v]", got, hi)
+	}
+	if got := c.allowance("unseen", def); got != def {
+		t.Errorf("a host with no readings: allowance %v, want the default %v", got, def)
+	}
+}
+
+// BenchmarkClockReading is what a response stating an instant adds: its
+// Date read, the host's interval narrowed, and the shift taken.
+func BenchmarkClockReading(b *testing.B) {
+	var c clocks
+	date := "Fri, 04 Dec 2026 10:00:05 GMT"
+	sent := time.Date(2026, 12, 4, 10, 0, 5, 300e6, time.UTC)
+	b.ReportAllocs()
+	for b.Loop() {
+		c.observe("https://api.github.com", date, sent, sent.Add(time.Millisecond))
+		c.shift("https://api.github.com", 200*time.Millisecond)
+	}
+}
