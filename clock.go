@@ -20,13 +20,14 @@ import (
 // ends early, whatever the server's clock says.
 //
 // A reset in epoch seconds is moved by the whole seconds the server's clock
-// is behind this one (or ahead: back), from the first reading on, so that a
-// window the server counts on its own clock is read where it turns on this
-// one, not seconds off (taken for a window seconds long, or waited out
-// seconds late). What is left is an allowance of under a second: ClockSkew
-// at most until the interval is no wider than clockWidth (one reading is a
-// second wide, and hosts whose clocks disagree, servers behind one name,
-// keep starting it over), then what the interval shows. Readings are taken only from responses that
+// is behind this one (or ahead: back), so that a window the server counts
+// on its own clock is read where it turns on this one, not seconds off
+// (taken for a window seconds long, or waited out seconds late). What is
+// left is an allowance within half a second either way: ClockSkew at most,
+// for a server not shown to be off, until the interval is no wider than
+// clockWidth (one reading is a second wide, and hosts whose clocks
+// disagree, servers behind one name, keep starting it over), then what the
+// interval shows. Readings are taken only from responses that
 // state an instant, where the clock is used: a response that states none
 // costs no parse.
 type clocks struct {
@@ -91,15 +92,19 @@ func (c *clocks) allowance(host string, def time.Duration) time.Duration {
 // shift returns the whole seconds to move an instant in whole seconds on
 // host's clock by (X-RateLimit-Reset in epoch seconds) to read it on this
 // one, and the allowance left: what more the host's clock may be behind,
-// under a second, plus clockMargin. Until its Date fields have placed it to
-// within clockWidth, a clock not shown to be a second off or more is
-// allowed no more than def (ClockSkew), all heed allowed before it read
-// Date. Whole seconds, so that what the planner
-// reads of a reset in whole seconds (how it was rounded, where its window
-// turns) holds. From the first reading: read on this clock, the resets of a
-// server 3 s behind lay in the past, and were taken for truncated ones (a
-// window turning up to a second after its reset), each window held a second
-// too long for good.
+// within half a second either way, plus clockMargin. Whole seconds, so that
+// what the planner reads of a reset in whole seconds (how it was rounded,
+// where its window turns) holds; and only where the host's clock is shown
+// to be half a second off or more, or is placed to within clockWidth:
+// moved a second on one reading's say-so, the resets of a server in step
+// would read a second off, and the windows a second long. Until its clock
+// is placed, one in step is allowed no more than def (ClockSkew), all heed
+// allowed before it read Date.
+//
+// From the first reading a server shown to be off is read on this clock:
+// read as it stated them, the resets of a server 3 s behind lay in the
+// past, and were taken for truncated ones (a window turning up to a second
+// after its reset), each window held a second too long for good.
 func (c *clocks) shift(host string, def time.Duration) (by, rest time.Duration) {
 	c.mu.Lock()
 	e := c.m[host]
@@ -109,15 +114,12 @@ func (c *clocks) shift(host string, def time.Duration) (by, rest time.Duration) 
 	}
 	lo, hi := e.lo, e.hi
 	c.mu.Unlock()
-	by = (-lo).Truncate(time.Second)
-	if -lo < 0 && by != -lo {
-		by -= time.Second // toward the past: rest is never negative
+	placed := hi-lo <= clockWidth
+	if placed || hi < -time.Second/2 || lo > time.Second/2 {
+		by = (-lo).Round(time.Second)
 	}
 	rest = -lo - by + clockMargin
-	if hi-lo > clockWidth && by == 0 {
-		// Not placed yet, and not shown a second off: as much as heed
-		// allowed before it read Date. (Shown a second or more off, the
-		// interval's end, if a second late at worst, is never early.)
+	if !placed && by == 0 {
 		rest = min(rest, def)
 	}
 	return by, rest

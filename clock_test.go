@@ -50,12 +50,18 @@ func TestClocksPlaceAServersClock(t *testing.T) {
 		{"in step", 0, 40, clockMargin, rtt + clockMargin},
 		{"behind by 3 s, one reading", -3 * time.Second, 1, 3 * time.Second, 4*time.Second + rtt + clockMargin},
 		{"in step, one reading", 0, 1, 0, def},
+		{"ahead by 5 ms", 5 * time.Millisecond, 40, -5*time.Millisecond + clockMargin, 10*time.Millisecond + clockMargin}, // the readings come no nearer a second than 7 ms
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var c clocks
 			read(&c, "h", tc.offset, 0, tc.readings)
 			if got := c.allowance("h", def); got < tc.lo || got > tc.hi {
 				t.Errorf("allowance %v, want within [%v, %v]", got, tc.lo, tc.hi)
+			}
+			// Resets move by whole seconds only where the clock is shown
+			// to be that far off: never a server in step, or a few ms off.
+			if by, _ := c.shift("h", def); by != tc.offset.Round(time.Second)*-1 {
+				t.Errorf("resets moved by %v, want %v", by, -tc.offset.Round(time.Second))
 			}
 		})
 	}
