@@ -88,3 +88,23 @@ func BenchmarkClockReading(b *testing.B) {
 		c.shift("https://api.github.com", 200*time.Millisecond)
 	}
 }
+
+// A Date field is whatever the server sent: read or refused, never a
+// panic, and what net/http writes reads back to the second (the weekday is
+// not checked, and a leap second reads as the next minute's first).
+func FuzzParseIMFFixdate(f *testing.F) {
+	for _, s := range []string{"Sun, 06 Nov 1994 08:49:37 GMT", "Fri, 04 Dec 2026 10:00:05 GMT", "", "Sun, 06 Nov 1994 08:49:37 GMX",
+		"Xxx, 99 Abc 9999 99:99:99 GMT", "Sun, 06 Nov 1994 08:49:60 GMT", "Mon, 29 Feb 2027 00:00:00 GMT"} {
+		f.Add(s)
+	}
+	f.Add(time.Unix(1<<40, 0).UTC().Format(http.TimeFormat))
+	f.Fuzz(func(t *testing.T, v string) {
+		got, ok := parseIMFFixdate(v)
+		if !ok || v[23:25] == "60" || got.Day() != int(v[5]-'0')*10+int(v[6]-'0') {
+			return // refused; a leap second; a day past its month's end, moved on
+		}
+		if again := got.Format(http.TimeFormat); again[5:] != v[5:] {
+			t.Errorf("parseIMFFixdate(%q) = %v, written back as %q", v, got, again)
+		}
+	})
+}
