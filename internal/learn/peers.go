@@ -212,10 +212,10 @@ func (m *Memory) spentWith(tenant, endpoint string, l *header.Limit) []string {
 	}
 	for _, p := range st.peers {
 		if p.endpoint == endpoint {
-			if len(p.shared) > 0 || !p.earlyOf.Equal(l.Reset) {
+			if len(p.shared) > 0 || !p.earlyOf.Equal(l.Reset) || len(p.early) == 0 {
 				return nil
 			}
-			return p.early
+			return slices.Clone(p.early) // early changes it under m.mu
 		}
 	}
 	return nil
