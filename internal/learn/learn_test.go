@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -2475,4 +2476,46 @@ func TestDeferredSuccessesAreAllCounted(t *testing.T) {
 			t.Errorf("list %d holds %d after a fold", i, n)
 		}
 	}
+}
+
+// Endpoints answered at once from many goroutines, each counting down one
+// counter no header names and another IETF policy both report, spending
+// them, and refused: what the learner keeps of their values, their reports
+// and their servers' windows is only read and written under its lock (run
+// with -race), and every plan holds only the endpoints it may.
+func TestPlanSharedCountsConcurrently(t *testing.T) {
+	var m Memory
+	var wg sync.WaitGroup
+	var mu sync.Mutex // one counter the endpoints count down, per window
+	taken := map[time.Time]int{}
+	for g := range 8 {
+		wg.Go(func() {
+			r := request()
+			r.Endpoint = fmt.Sprintf("https://api.test GET /e%d", g%4)
+			for i := range 400 {
+				at := t0.Add(time.Duration(i) * 5 * time.Millisecond)
+				win := at.Truncate(time.Second).Add(time.Second)
+				mu.Lock()
+				left := float64(max(19-taken[win], 0))
+				taken[win]++
+				mu.Unlock()
+				status := 200
+				if left == 0 && i%2 == 0 {
+					status = 429
+				}
+				unnamed := header.Limit{Known: header.HasQuota | rr, Quota: 20, Remaining: left, Reset: win, Dialect: header.XRateLimit, Unit: header.Requests}
+				named := limit("20-in-1sec", qwrr, 20, left, time.Second, 0)
+				named.Reset = win
+				var p Plan
+				m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Limits: []header.Limit{unnamed, named}}, Status: status, SentAt: at, Now: at.Add(time.Millisecond)}, &p)
+				for _, b := range p.Update.Blocks {
+					if !strings.HasPrefix(b.Key, "https://api.test") || b.For < 0 {
+						t.Errorf("block %+v", b)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
