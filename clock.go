@@ -23,11 +23,10 @@ import (
 // is behind this one (or ahead: back), so that a window the server counts
 // on its own clock is read where it turns on this one, not seconds off
 // (taken for a window seconds long, or waited out seconds late). What is
-// left is an allowance within half a second either way: ClockSkew at most,
-// for a server not shown to be off, until the interval is no wider than
-// clockWidth (one reading is a second wide, and hosts whose clocks
-// disagree, servers behind one name, keep starting it over), then what the
-// interval shows. Readings are taken only from responses that
+// left under a second is allowed as before, ClockSkew, or more where the
+// interval shows more once it is no wider than clockWidth (one reading is
+// a second wide, and hosts whose clocks disagree, servers behind one name,
+// keep starting it over). Readings are taken only from responses that
 // state an instant, where the clock is used: a response that states none
 // costs no parse.
 type clocks struct {
@@ -122,7 +121,11 @@ func (c *clocks) shift(host string, def time.Duration) (by, rest time.Duration) 
 	if !placed && by == 0 {
 		rest = min(rest, def)
 	}
-	return by, rest
+	// Never less than def: what the clocks' difference leaves under a
+	// second is allowed no less than before heed read Date, for a limiter
+	// whose clock is not quite its Date's (a proxy's, another machine's
+	// behind one name).
+	return by, max(rest, def)
 }
 
 // parseIMFFixdate reads an HTTP date in its preferred form (RFC 9110's

@@ -617,7 +617,7 @@ func (s *skewedWindow) RoundTrip(req *http.Request) (*http.Response, error) {
 // window the server still counts as spent (a clock behind) nor waiting out
 // seconds it has already begun (one ahead).
 func TestAServersClockIsReadFromItsDate(t *testing.T) {
-	for _, offset := range []time.Duration{-3 * time.Second, 0, 2 * time.Second} {
+	for _, offset := range []time.Duration{-3 * time.Second, 0, 2 * time.Second, 2500 * time.Millisecond, -1700 * time.Millisecond} {
 		t.Run(fmt.Sprint(offset), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(317 * time.Millisecond)))
@@ -645,4 +645,88 @@ func TestAServersClockIsReadFromItsDate(t *testing.T) {
 			})
 		})
 	}
+}
+
+// gridWindow is a server with a fixed window of quota per second on a grid
+// that starts at origin (real time, a fraction into a second), stating its
+// resets in epoch seconds of its own clock (offset from the real one),
+// rounded up, and its Date on that clock.
+type gridWindow struct {
+	mu                sync.Mutex
+	offset            time.Duration
+	origin            time.Time
+	quota             int
+	win               int64
+	used              int
+	accepted, refused int
+	per               []int
+}
+
+func (s *gridWindow) RoundTrip(req *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	real := time.Now()
+	w := int64(real.Sub(s.origin) / time.Second)
+	if w != s.win {
+		s.win, s.used = w, 0
+		s.per = append(s.per, 0)
+	}
+	end := s.origin.Add(time.Duration(w+1) * time.Second).Add(s.offset) // on the server's clock
+	reset := end.Truncate(time.Second)
+	if reset.Before(end) {
+		reset = reset.Add(time.Second)
+	}
+	h := http.Header{}
+	h.Set("Date", real.Add(s.offset).UTC().Format(http.TimeFormat))
+	h.Set("X-RateLimit-Limit", fmt.Sprint(s.quota))
+	h.Set("X-RateLimit-Reset", fmt.Sprint(reset.Unix()))
+	status := 200
+	if s.used >= s.quota {
+		status = 429
+		s.refused++
+		h.Set("Retry-After", "1")
+	} else {
+		s.used++
+		s.accepted++
+		s.per[len(s.per)-1]++
+	}
+	h.Set("X-RateLimit-Remaining", fmt.Sprint(s.quota-s.used))
+	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: req}, nil
+}
+
+// A server whose windows turn a fraction of a second into each of its
+// seconds, its resets rounded up, in step with this clock or a fraction or
+// seconds off it: no request goes into a window before it turns, and the
+// windows are used. (Moving resets onto this clock by the fraction too, not
+// only by whole seconds, sent a server in step 3 requests early into every
+// other window, 27 refusals in 20 s, in half the runs.)
+func TestARoundedResetOnAServersGrid(t *testing.T) {
+	for _, off := range []time.Duration{0, 300 * time.Millisecond, 2500 * time.Millisecond, -300 * time.Millisecond} {
+		for run := range 3 { // goroutines' order varies: the early sends came in half the runs
+			t.Run(fmt.Sprintf("%v/%d", off, run), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(400 * time.Millisecond)))
+					srv := &gridWindow{offset: off, quota: 10, origin: time.Now(), win: -1}
+					hammer(t, &heed.Transport{Base: slowed{srv, 20 * time.Millisecond}}, 4, 20*time.Second, func(w, i int) string { return "https://api.test/v1/win/x" }, nil)
+					srv.mu.Lock()
+					defer srv.mu.Unlock()
+					if srv.refused != 0 || srv.accepted < 185 {
+						t.Errorf("accepted %d of 200, refused %d; want at least 185 and none (per window %v)", srv.accepted, srv.refused, srv.per)
+					}
+				})
+			})
+		}
+	}
+}
+
+// slowed answers after d, as a server's latency does.
+type slowed struct {
+	rt http.RoundTripper
+	d  time.Duration
+}
+
+func (s slowed) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := s.rt.RoundTrip(req)
+	time.Sleep(s.d)
+	return resp, err
 }

@@ -135,6 +135,21 @@ func hostScenarios() []hostScenario {
 			job: 20, duration: 2 * time.Minute,
 		},
 		{
+			name: "clock-behind",
+			about: "a 10-per-1s fixed window reported as X-RateLimit-* with epoch resets, by a server whose clock (its resets and its Date) is 3 s behind " +
+				"(sim.SkewedClock); 4 workers, 20ms latency, 20s",
+			cfg:      func() sim.Config { return sim.SkewedClock(21, -3*time.Second) },
+			routes:   []hostRoute{{name: "/v1/win/ X-RateLimit, clock 3 s behind", limit: "win", key: "/v1/win/", path: fixed("/v1/win/x"), workers: 4}},
+			duration: 20 * s,
+		},
+		{
+			name:     "clock-ahead",
+			about:    "clock-behind with the server's clock 2.5 s ahead (sim.SkewedClock); 4 workers, 20ms latency, 20s",
+			cfg:      func() sim.Config { return sim.SkewedClock(22, 2500*time.Millisecond) },
+			routes:   []hostRoute{{name: "/v1/win/ X-RateLimit, clock 2.5 s ahead", limit: "win", key: "/v1/win/", path: fixed("/v1/win/x"), workers: 4}},
+			duration: 20 * s,
+		},
+		{
 			name: "rounded-reset",
 			about: "a 10-per-1s fixed window whose draft-6 RateLimit-Reset is rounded up (sim.RoundedReset); clients start 0.7s into a window, " +
 				"so the first reset says 1 with 0.3s left; 8 workers, 20ms latency, 20s",

@@ -225,6 +225,11 @@ type Config struct {
 	// Step is the length of one point of the per-client time series; zero
 	// means 100ms.
 	Step time.Duration
+	// ClockOffset is how far the server's clock is off the real one, as
+	// its responses state instants on it: its Date and its resets in epoch
+	// seconds (X-RateLimit-Reset). Its limits count real time. Negative is
+	// a clock behind; zero, one in step.
+	ClockOffset time.Duration
 }
 
 func (c *Config) provider() Provider {

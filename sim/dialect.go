@@ -129,7 +129,7 @@ func (s *Server) github(o *outcome) {
 		reset := ceilSecond(o.now.Add(ru.reset(v.st, s.start, o.now)))
 		o.header.Set("X-Ratelimit-Limit", strconv.FormatInt(int64(ru.capacity), 10))
 		o.header.Set("X-Ratelimit-Remaining", strconv.FormatFloat(r, 'f', 0, 64))
-		o.header.Set("X-Ratelimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+		o.header.Set("X-Ratelimit-Reset", strconv.FormatInt(ceilSecond(reset.Add(s.cfg.ClockOffset)).Unix(), 10))
 		o.header.Set("X-Ratelimit-Used", strconv.FormatFloat(ru.capacity-r, 'f', 0, 64))
 		o.header.Set("X-Ratelimit-Resource", ru.Name)
 		if r < 1 && ru.windowed() {

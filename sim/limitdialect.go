@@ -93,9 +93,10 @@ func (s *Server) perLimit(o *outcome) {
 		case XRateLimit:
 			h.Set("X-RateLimit-Limit", q)
 			h.Set("X-RateLimit-Remaining", r)
-			at := ceilSecond(o.now.Add(reset))
+			on := o.now.Add(s.cfg.ClockOffset) // the server's clock
+			at := ceilSecond(on.Add(reset))
 			if ru.ResetFloor {
-				at = o.now.Add(reset).Truncate(time.Second)
+				at = on.Add(reset).Truncate(time.Second)
 			}
 			h.Set("X-RateLimit-Reset", strconv.FormatInt(at.Unix(), 10))
 		}

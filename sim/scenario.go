@@ -113,6 +113,18 @@ func ShortIDs(seed int64) Config {
 	}}
 }
 
+// SkewedClock is a server whose clock is offset seconds off the real one
+// (negative: behind): /v1/win/ has 10 requests per second in a fixed
+// window on real time, reported as X-RateLimit-* with the reset in epoch
+// seconds of its own clock, with its Date on that clock too. Read on the
+// client's clock, the resets of a clock 3 s behind lie 3 s in the past, and
+// those of one ahead seconds in the future. Responses take 20ms.
+func SkewedClock(seed int64, offset time.Duration) Config {
+	return Config{Provider: IETF, Seed: seed, Latency: 20 * time.Millisecond, ClockOffset: offset, Limits: []Limit{
+		route("win", "/v1/win/", XRateLimit, 10, time.Second),
+	}}
+}
+
 // HourlyQuota is a GitHub-like API: /repos/ has 5000 requests per hour in a
 // fixed window, reported on every response as X-RateLimit-Limit: 5000,
 // X-RateLimit-Remaining counting down and X-RateLimit-Reset an hour ahead

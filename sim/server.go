@@ -135,7 +135,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if _, set := h["Date"]; !set {
 		// As net/http writes it, served over HTTP; in process too, so that
 		// a client reads the server's clock from it as from a real one.
-		h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		h.Set("Date", time.Now().Add(s.cfg.ClockOffset).UTC().Format(http.TimeFormat))
 	}
 	if len(o.body) > 0 {
 		h.Set("Content-Type", "application/json")
