@@ -103,10 +103,10 @@ type Transport struct {
 	// BackoffMax caps the backoff's ceiling. Zero means DefaultBackoffMax.
 	BackoffMax time.Duration
 	// ClockSkew is added to waits the server states as absolute times
-	// (HTTP dates, reset instants), since its clock and ours differ, until
-	// the server's Date fields have placed its clock against ours: then a
-	// reset is read on our clock, whole seconds off or not, with what is
-	// left of that reading's uncertainty (about a round trip) in its place.
+	// (HTTP dates, reset instants), since its clock and ours differ. Where
+	// the server's Date fields show its clock whole seconds off ours, its
+	// resets are read on our clock by those seconds first; what is left
+	// under a second is allowed ClockSkew, or more where Date shows more.
 	// Zero means DefaultClockSkew; negative means the clocks agree: none,
 	// and Date is not read.
 	ClockSkew time.Duration
