@@ -268,10 +268,14 @@ func TestRunProxyRedisBatch(t *testing.T) {
 	}
 	// Six grants and one share of the cap, and a renewal of the share for
 	// each second begun while the requests ran (a slow or busy machine,
-	// the race detector: one in CI took two).
+	// the race detector: one in CI took two); and, on a busy machine, now
+	// and then a grant more, where requests slowed past a grant's horizon
+	// (20 ms) leave it to lapse (CI counted 9 calls in under a second once).
+	// Without lease mode, 50.
+	const lapsed = 3
 	renewals := int(time.Since(start)/time.Second) + 1
-	if n := scripts() - before; n < 7 || n > 7+renewals {
-		t.Errorf("%d script calls for 50 requests in lease mode; want 7, and at most %d renewals", n, renewals)
+	if n := scripts() - before; n < 7 || n > 7+renewals+lapsed {
+		t.Errorf("%d script calls for 50 requests in lease mode; want 7, and at most %d renewals and %d lapsed grants", n, renewals, lapsed)
 	}
 }
 
