@@ -46,7 +46,8 @@ const (
 	// each with the key's string): a full map is cleared.
 	maxClocks = 1024
 	// clockWidth is how narrow the interval must be before what is left
-	// of it replaces ClockSkew as the allowance.
+	// of it under a second may be allowed instead of ClockSkew, where it is
+	// more.
 	clockWidth = 100 * time.Millisecond
 	// clockMargin is added to a measured allowance, for the server's
 	// limiter and its Date reading different clocks by a little.
@@ -91,14 +92,15 @@ func (c *clocks) allowance(host string, def time.Duration) time.Duration {
 // shift returns the whole seconds to move an instant in whole seconds on
 // host's clock by (X-RateLimit-Reset in epoch seconds) to read it on this
 // one, and the allowance left: what more the host's clock may be behind,
-// within half a second either way, plus clockMargin. Whole seconds, so that
+// within half a second either way, plus clockMargin, and never less than
+// def. Whole seconds, so that
 // what the planner reads of a reset in whole seconds (how it was rounded,
 // where its window turns) holds; and only where the host's clock is shown
 // to be half a second off or more, or is placed to within clockWidth:
 // moved a second on one reading's say-so, the resets of a server in step
 // would read a second off, and the windows a second long. Until its clock
-// is placed, one in step is allowed no more than def (ClockSkew), all heed
-// allowed before it read Date.
+// is placed, one in step is allowed def (ClockSkew), all heed allowed
+// before it read Date.
 //
 // From the first reading a server shown to be off is read on this clock:
 // read as it stated them, the resets of a server 3 s behind lay in the
