@@ -38,9 +38,10 @@ const (
 //   - subs: which named limit scopes (a GitHub resource, an IETF policy, a
 //     token limit) each endpoint has reported; its requests join those,
 //     and no other endpoint inherits them.
-//   - names: per tenant and policy name, the last remaining count seen and
-//     by which endpoint, to tell one counter shared by several endpoints
-//     from several counters that share a name.
+//   - names: per tenant and policy name, the latest remaining count each
+//     of up to nameReports endpoints reported, to tell one counter shared
+//     by several endpoints from several counters that share a name (about
+//     200 bytes a name, 1 MB at most).
 //   - aimd: when each AIMD scope was last cut, so that the many 429s of
 //     one event cut its rate once, and the quiet successes since.
 //   - sent, accepted: per endpoint, when it last sent (to tell an idle
@@ -56,8 +57,10 @@ const (
 //     one (sent earlier, reporting more left) tells nothing.
 //   - slides: per scope, the evidence that a count slides (slidingCount).
 //   - peers: per kind of count no header names, the values its endpoints'
-//     answers said were left in their last two windows, and which pairs of
-//     them share a counter (sharedUnnamed; about 2 MB at most).
+//     answers said were left in their last two windows, which pairs of
+//     them share a counter (sharedUnnamed), and which endpoints' values in
+//     the current window already show one counter with each (early; at
+//     most peersMax each): about 2 MB at most.
 //
 // Each map holds at most MaxEntries entries. The zero Memory is empty and
 // ready to use; it is safe for concurrent use.
