@@ -43,7 +43,8 @@ type clockEst struct {
 
 const (
 	// maxClocks bounds the hosts whose clocks are kept (about 64 bytes
-	// each with the key's string): a full map is cleared.
+	// each with the host's name): a full map is cleared. Kept by host, not
+	// by tenant: a clock is the server's, whoever's credentials ask it.
 	maxClocks = 1024
 	// clockWidth is how narrow the interval must be before what is left
 	// of it under a second may be allowed instead of ClockSkew, where it is

@@ -51,7 +51,7 @@ func (t *Transport) decideResponse(r *request, resp *http.Response, attempt int)
 		return decision{}
 	}
 	p := t.policy()
-	p.skew = t.skewFor(r.keys.Tenant)
+	p.skew = t.skewFor(r.req.URL.Host)
 	in := t.decideInput(r, resp, attempt)
 	return decide(&p, &in)
 }

@@ -45,8 +45,8 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 	skew := time.Duration(0)
 	if t.ClockSkew >= 0 && statesInstant(&r.obs, resp.Header) {
 		// Resets on the server's clock, read on this one (clocks).
-		t.clocks.observe(r.keys.Tenant, first(resp.Header["Date"]), r.sentAt, now)
-		by, rest := t.clocks.shift(r.keys.Tenant, t.skew())
+		t.clocks.observe(r.req.URL.Host, first(resp.Header["Date"]), r.sentAt, now)
+		by, rest := t.clocks.shift(r.req.URL.Host, t.skew())
 		skew = rest
 		if by != 0 {
 			for i := range r.obs.Limits {

@@ -561,8 +561,9 @@ func TestSharedPolicySendsNothingIntoASpentWindow(t *testing.T) {
 				if truth.SentWhileBlocked != 0 {
 					t.Errorf("%d requests sent while a wait the server mandated ran, want none (accepted %d, refused %d)", truth.SentWhileBlocked, truth.Accepted, truth.Rejected)
 				}
-				if truth.Accepted < 5*20-20 {
-					t.Errorf("%d accepted in 5 windows of 20, want at least 80", truth.Accepted)
+				if truth.Accepted < 95 {
+					// 102-108 seen: five windows of 20, and some of a sixth.
+					t.Errorf("%d accepted in 5 windows of 20, want at least 95", truth.Accepted)
 				}
 			})
 		})

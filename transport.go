@@ -376,13 +376,13 @@ func (t *Transport) skew() time.Duration {
 }
 
 // skewFor returns the allowance added to a wait until an instant on the
-// clock of a tenant's server: ClockSkew, or what the server's Date fields
+// clock of the server at host: ClockSkew, or what the server's Date fields
 // show (clocks). A negative ClockSkew says the clocks agree: none.
-func (t *Transport) skewFor(tenant string) time.Duration {
+func (t *Transport) skewFor(host string) time.Duration {
 	if t.ClockSkew < 0 {
 		return 0
 	}
-	return t.clocks.allowance(tenant, t.skew())
+	return t.clocks.allowance(host, t.skew())
 }
 
 // reserve returns the share of a scope's burst a background request leaves.

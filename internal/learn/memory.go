@@ -503,17 +503,9 @@ func (st *nameState) compare(o *nameReport, l *header.Limit, sentAt, now time.Ti
 // record keeps a report as its endpoint's latest, in place of the report
 // of the endpoint heard from longest ago when every place is taken.
 func (st *nameState) record(endpoint string, l *header.Limit, now time.Time) {
-	j := -1
-	for i := range st.last {
-		switch o := &st.last[i]; {
-		case o.endpoint == endpoint:
-			j = i
-		case j < 0 && o.endpoint == "":
-			j = i
-		}
-		if st.last[i].endpoint == endpoint {
-			break
-		}
+	j := slices.IndexFunc(st.last[:], func(o nameReport) bool { return o.endpoint == endpoint })
+	if j < 0 {
+		j = slices.IndexFunc(st.last[:], func(o nameReport) bool { return o.endpoint == "" })
 	}
 	if j < 0 {
 		j = 0
