@@ -168,8 +168,8 @@ func hostScenarios() []hostScenario {
 		},
 		{
 			name: "express-like",
-			about: "bench/testdata/express/server.js in the simulator (sim.ExpressLike): nine routes, each an express-rate-limit window opened by its first request; " +
-				"2 workers per route, 1ms latency, each iteration at least 50ms as in the real run, 20s; compare with the real express-rate-limit run in RESULTS-thirdparty.md",
+			about: "bench/testdata/express/server.js in the simulator (sim.ExpressLike): twelve routes, each an express-rate-limit window opened by its first request; " +
+				"2 workers per route (3 on /l1/, /l2/ and /lo/), starting 0.3s into a second, 1ms latency, each iteration at least 50ms as in the real run, 20s; compare with the real express-rate-limit run in RESULTS-thirdparty.md",
 			cfg: func() sim.Config { return sim.ExpressLike(18) },
 			routes: []hostRoute{
 				{name: "/d6/ draft-6", limit: "d6", key: "/d6/", path: fixed("/d6/x"), workers: 2},
@@ -181,8 +181,11 @@ func hostScenarios() []hostScenario {
 				{name: "/bare/ bare 429", limit: "bare", key: "/bare/", path: fixed("/bare/x"), workers: 2, silent: true},
 				{name: "/s1/ shared", limit: "20-in-1sec", key: "shared", path: fixed("/s1/x"), workers: 2},
 				{name: "/s2/ shared", limit: "20-in-1sec", key: "shared", path: fixed("/s2/x"), workers: 2},
+				{name: "/l1/ X-RateLimit shared", limit: "sharedLegacy", key: "sharedLegacy", path: fixed("/l1/x"), workers: 3},
+				{name: "/l2/ X-RateLimit shared", limit: "sharedLegacy", key: "sharedLegacy", path: fixed("/l2/x"), workers: 3},
+				{name: "/lo/ X-RateLimit", limit: "lo", key: "/lo/", path: fixed("/lo/x"), workers: 3},
 			},
-			duration: 20 * s, minSum: 0.90, pace: 50 * time.Millisecond,
+			duration: 20 * s, minSum: 0.90, pace: 50 * time.Millisecond, startAfter: 300 * time.Millisecond,
 		},
 		{
 			name: "sliding",

@@ -156,7 +156,7 @@ func FloatingReset(seed int64) Config {
 
 // ExpressLike is the server of bench/testdata/express/server.js in the
 // simulator: one express-rate-limit limiter per route, each an
-// ExpiryWindow, 125.5 requests per second in all:
+// ExpiryWindow, 165.5 requests per second in all:
 //
 //	/d6/      draft-6                     10 per 1s
 //	/d7/      draft-7                     20 per 2s
@@ -166,6 +166,8 @@ func FloatingReset(seed int64) Config {
 //	/legacy/  X-RateLimit-*, epoch reset  10 per 1s
 //	/bare/    nothing, a bare 429         10 per 1s
 //	/s1/ /s2/ draft-8 "20-in-1sec"        20 per 1s, one counter (Key "shared")
+//	/l1/ /l2/ X-RateLimit-*, epoch reset  20 per 1s, one counter (Key "sharedLegacy")
+//	/lo/      X-RateLimit-*, epoch reset  20 per 1s
 //
 // Responses take 1ms, as over loopback.
 func ExpressLike(seed int64) Config {
@@ -182,6 +184,9 @@ func ExpressLike(seed int64) Config {
 		w("bare", "/bare/", Bare, 10, time.Second),
 		{Name: "20-in-1sec", Kind: ExpiryWindow, Per: PerKey, Key: SharedKey("shared", "/s1/", "/s2/"),
 			Quota: 20, Window: time.Second, Dialect: Draft8},
+		{Name: "sharedLegacy", Kind: ExpiryWindow, Per: PerKey, Key: SharedKey("sharedLegacy", "/l1/", "/l2/"),
+			Quota: 20, Window: time.Second, Dialect: XRateLimit},
+		w("lo", "/lo/", XRateLimit, 20, time.Second),
 	}}
 }
 

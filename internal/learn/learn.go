@@ -443,7 +443,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			lw := *l
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
 			l = &lw
-		} else if w, ok := m.openedWindow(key, l, in.SentAt, now); ok {
+		} else if w, ok := m.openedWindow(key, l, in.Status, in.SentAt, now); ok {
 			opened = true
 			lw := *l
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
@@ -775,7 +775,20 @@ func wholeInstant(l *header.Limit) bool {
 // the window, once known, is paced at its steady rate and blocked, when
 // exhausted, until the turn heed learns (observeWindow). Zero and false
 // until then, and for resets more than steadyMaxWindow away.
-func (m *Memory) openedWindow(key string, l *header.Limit, sentAt, now time.Time) (time.Duration, bool) {
+//
+// Readings of 1.5 s to 2 s leave two lengths open: a window of 1 s that
+// a request opened half a second or more before a whole second (its reset
+// rounded up by most of a second; the first request after a block until a
+// reset opens one just past it, and reads 1.8 s or so), or one of 2 s on
+// a grid, found open. The shorter is taken until the window's answers
+// show it longer: paced at its rate, a window of 2 s is spent in its
+// first second, and the block that follows ends a transit after its
+// first answer and a second (nextTurn), where one of 1 s has turned and
+// one of 2 s refuses, once, which decides it (o.longer); paced at the
+// longer, a window of 1 s loses half of itself, each window, until a
+// third window's reset steps by less (express-rate-limit's 20 per 1 s,
+// on two routes, was paced at 10 a second so).
+func (m *Memory) openedWindow(key string, l *header.Limit, status int, sentAt, now time.Time) (time.Duration, bool) {
 	if l.Has(header.HasWindow) || !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota < 2 || !wholeInstant(l) ||
 		l.Reset.Sub(sentAt) > steadyMaxWindow {
 		// Every answer of a short window resets within it: an hourly
@@ -800,7 +813,7 @@ func (m *Memory) openedWindow(key string, l *header.Limit, sentAt, now time.Time
 		case o.n == 0:
 			o.w, o.n = in, 1
 		case in < o.w/2 || in > 2*o.w:
-			o.w, o.n = min(in, o.w), 1 // no agreement: start over
+			o.w, o.n, o.longer = min(in, o.w), 1, false // no agreement: start over
 		default:
 			o.w, o.n = min(in, o.w), o.n+1
 		}
@@ -810,6 +823,11 @@ func (m *Memory) openedWindow(key string, l *header.Limit, sentAt, now time.Time
 		// of 2 s, whose first answers can read under 1.5 s, is so told
 		// from a window of 1 s).
 		o.span = max(o.span, sentAt.Sub(o.first))
+		if status >= 400 && sentAt.Sub(o.first) >= max(o.w.Truncate(time.Second), time.Second) {
+			// Refused a whole number of seconds after the window's first
+			// request, and still in it: longer than the shorter reading.
+			o.longer = true
+		}
 	}
 	m.opens[key] = o
 	// A window of whole seconds: one opened by a request ends, in whole
@@ -817,13 +835,14 @@ func (m *Memory) openedWindow(key string, l *header.Limit, sentAt, now time.Time
 	// least such reading approaches it from above); one on a grid of whole
 	// seconds, found open, a fraction short of it.
 	w := max(o.w.Round(time.Second), time.Second)
-	if o.step > 0 && o.step < w {
+	if short := max(o.w.Truncate(time.Second), time.Second); short < w && (o.step > 0 && o.step < w || !o.longer && o.span < short+short/10) {
 		// Resets a window apart step by less than w: no grid of w, but
 		// windows each request opens when the last has ended
 		// (express-rate-limit's), each reset rounded up to less than a
 		// second past its end. The least reading is then w plus a
-		// fraction under a second, which rounds up as often as not.
-		w = max(o.w.Truncate(time.Second), time.Second)
+		// fraction under a second, which rounds up as often as not. Or
+		// nothing yet shows the window longer than the shorter reading.
+		w = short
 	}
 	return w, o.n >= 2 && w <= openedMaxWindow && o.span < w+w/10
 }

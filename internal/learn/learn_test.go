@@ -1405,11 +1405,41 @@ func TestPlanLearnsAWindowOpenedByItsFirstRequest(t *testing.T) {
 	if got, want := endpointRate(plan(&floating, 10, 9, ms(3000), ms(1220))), DefaultTarget*10; math.Abs(got-want) > 1e-9 {
 		t.Errorf("readings of 1.97 s and 1.78 s, resets 1 s apart: paced at %v, want %v (10 per 1 s)", got, want)
 	}
-	// The same readings from resets 2 s apart: a window of 2 s.
+	// The same readings from resets 2 s apart: a window of 1 s opened by
+	// a request at 2.22 s, or one of 2 s on a grid found open. Paced as the
+	// shorter (spent early, a window of 2 s loses nothing) and, exhausted,
+	// blocked until a second after its first answer, where a window of
+	// 1 s has turned.
 	var grid Memory
 	plan(&grid, 10, 9, ms(2000), ms(30))
-	if got, want := endpointRate(plan(&grid, 10, 9, ms(4000), ms(2220))), DefaultTarget*5; math.Abs(got-want) > 1e-9 {
-		t.Errorf("readings of 1.97 s and 1.78 s, resets 2 s apart: paced at %v, want %v (10 per 2 s)", got, want)
+	if got, want := endpointRate(plan(&grid, 10, 9, ms(4000), ms(2220))), DefaultTarget*10; math.Abs(got-want) > 1e-9 {
+		t.Errorf("readings of 1.97 s and 1.78 s, resets 2 s apart: paced at %v, want %v (10 per 1 s)", got, want)
+	}
+	p = plan(&grid, 10, 0, ms(4000), ms(2900))
+	if want := ms(2221).Add(time.Second + phaseMargin).Sub(ms(2901)); len(p.Blocks) != 1 || p.Blocks[0].For != want {
+		t.Errorf("exhausted in a window of 1 s or 2 s: blocks %+v, want one of %v (a second after its first answer)", p.Blocks, want)
+	}
+	// That request refused in the same window: 2 s it is, paced so, and
+	// blocked until the reset when next exhausted.
+	refused := func(m *Memory, reset, sent time.Time) Plan {
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: 0, Reset: reset, Dialect: header.XRateLimit, Unit: header.Requests}
+		var p Plan
+		m.Plan(cfg, &Input{Req: request(), Obs: &header.Observation{Status: 429, Limits: []header.Limit{l}}, Status: 429, SentAt: sent, Now: sent.Add(time.Millisecond)}, &p)
+		return p
+	}
+	// (A fixed window whose turn heed has seen: its steady rate.)
+	refused(&grid, ms(4000), ms(3226))
+	if got, want := endpointRate(plan(&grid, 10, 9, ms(6000), ms(4010))), 5.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("refused 1 s after its window's first request, in that window: paced at %v, want %v (10 per 2 s)", got, want)
+	}
+	// The same block ended where a window of 1 s opened by a request
+	// turns: the answer opens a new window, 1 s after the last's reset.
+	var opened Memory
+	plan(&opened, 10, 9, ms(2000), ms(30))
+	plan(&opened, 10, 9, ms(4000), ms(2220))
+	plan(&opened, 10, 0, ms(4000), ms(2900))
+	if got, want := endpointRate(plan(&opened, 10, 9, ms(5000), ms(3226))), 10.0; math.Abs(got-want) > 1e-9 {
+		t.Errorf("a window turned 1 s after its first: paced at %v, want %v (10 per 1 s)", got, want)
 	}
 
 	// Readings of 5.3 s and 5.2 s: a window of 5 s is left to spreading.
