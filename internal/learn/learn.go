@@ -517,6 +517,11 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			}
 			if short {
 				m.observeWindow(key, l.Window, l.Quota, l.Remaining, whole, in.SentAt, now)
+				if opened {
+					// After the reading: the window's first answer, which
+					// openedWindow saw before the window's length was known.
+					m.placeOpened(key, l.Window, l.Reset)
+				}
 			}
 			if resetIn > 0 {
 				resetIn = min(resetIn, MaxBlock)
@@ -808,7 +813,7 @@ func (m *Memory) openedWindow(key string, l *header.Limit, status int, sentAt, n
 		if d := l.Reset.Sub(o.reset); !o.reset.IsZero() && d > 0 && (o.step == 0 || d < o.step) {
 			o.step = d
 		}
-		o.reset, o.first = l.Reset, sentAt
+		o.reset, o.first, o.firstAns = l.Reset, sentAt, now
 		switch {
 		case o.n == 0:
 			o.w, o.n = in, 1

@@ -2549,3 +2549,80 @@ func TestPlanSharedCountsConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Two routes on one counter of windows of 1 s that requests open
+// (express-rate-limit's), each reset rounded up, the first window opened
+// 0.3 s into a second: only one route's request is a window's first, so
+// each route's readings of first answers are added to the shared scope's
+// (seedShared), which then knows the window's length in its second window
+// and paces it so, though the readings (1.7 s, 1.75 s) leave 1 s or 2 s
+// open; spent, it is blocked until a second after that window's first
+// answer, not until the rounded-up reset (placeOpened: the first answer
+// came before the length was known).
+func TestPlanSharedCountOfWindowsRequestsOpen(t *testing.T) {
+	const shared = "https://api.test limit:~x-ratelimit:10"
+	answer := func(m *Memory, endpoint string, remaining float64, sentMs, resetMs int) *Plan {
+		t.Helper()
+		r := request()
+		r.Endpoint = "https://api.test GET " + endpoint
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: remaining,
+			Reset: t0.Add(time.Duration(resetMs) * time.Millisecond), Dialect: header.XRateLimit, Unit: header.Requests}
+		p := new(Plan)
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200,
+			SentAt: t0.Add(time.Duration(sentMs) * time.Millisecond), Now: t0.Add(time.Duration(sentMs+1) * time.Millisecond)}, p)
+		m.Commit(r.Endpoint, p, t0.Add(time.Duration(sentMs+1)*time.Millisecond))
+		return p
+	}
+	var m Memory
+	answer(&m, "/y", 9, 300, 2000) // window 1, opened by /y: 1.7 s to its reset
+	for i, v := range []float64{8, 7, 6, 5, 4, 3, 2, 1} {
+		answer(&m, []string{"/x", "/y"}[i%2], v, 350+50*i, 2000)
+	}
+	answer(&m, "/x", 9, 2250, 4000) // window 2, opened by /x: 1.75 s; the turn pairs them
+	if subs := m.SubScopes("https://api.test GET /x"); len(subs) != 1 || subs[0].Key != shared {
+		t.Fatalf("/x joins %+v, want %q", subs, shared)
+	}
+	p := answer(&m, "/y", 8, 2300, 4000)
+	i := slices.IndexFunc(p.Update.Rates, func(ru store.RateUpdate) bool { return ru.Key == shared })
+	if i < 0 || p.Update.Rates[i].Rate < 9.7-1e-9 {
+		t.Fatalf("rates %+v: want the shared scope paced at 10 a second or a hair under", p.Update.Rates)
+	}
+	p = answer(&m, "/x", 0, 2900, 4000)
+	want := t0.Add(2251*time.Millisecond + time.Second + phaseMargin).Sub(t0.Add(2901 * time.Millisecond))
+	j := slices.IndexFunc(p.Blocks, func(b Block) bool { return b.Scope == shared })
+	if j < 0 || p.Blocks[j].For != want {
+		t.Errorf("spent: blocks %+v, want the shared scope's for %v (a second after its window's first answer)", p.Blocks, want)
+	}
+}
+
+// The first answer of a fresh window, to a request sent after the last
+// window's reset, may be of a window that request opened (its reset, a
+// window and a fraction past the last one's, rounded up): no step between
+// windows is read from it, unless a window's answers have spanned more
+// than a window that much shorter.
+func TestSlidingStepNotFromAWindowARequestOpened(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	answer := func(m *Memory, remaining float64, resetMs, sentMs int) slide {
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 20, Remaining: remaining, Reset: ms(resetMs), Dialect: header.XRateLimit, Unit: header.Requests}
+		return m.slidingCount("k", &l, 200, ms(sentMs), ms(sentMs+1))
+	}
+	var opened Memory
+	answer(&opened, 19, 2000, 300)
+	answer(&opened, 0, 2000, 900)
+	if sl := answer(&opened, 19, 4000, 2250); sl.step != 0 {
+		t.Errorf("a window its request may have opened: step %v, want none", sl.step)
+	}
+	var grid Memory
+	answer(&grid, 19, 2000, 300)
+	answer(&grid, 0, 2000, 900)
+	grid.opens = map[string]openEst{"k": {span: 1250 * time.Millisecond}}
+	if sl := answer(&grid, 19, 4000, 2250); sl.step != 2*time.Second {
+		t.Errorf("a window seen to last 1.25 s: step %v, want 2s", sl.step)
+	}
+	var adjacent Memory
+	answer(&adjacent, 19, 2000, 300)
+	answer(&adjacent, 19, 3000, 1980) // sent before the last reset
+	if sl := answer(&adjacent, 18, 3000, 2000); sl.step != time.Second {
+		t.Errorf("windows a second apart, the next found before the last's reset: step %v, want 1s", sl.step)
+	}
+}

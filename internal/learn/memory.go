@@ -104,6 +104,8 @@ type openEst struct {
 	// step is the least time between the resets of two windows' first
 	// answers: windows on a grid of w step by w or more.
 	step time.Duration
+	// firstAns is when the current window's first answer came.
+	firstAns time.Time
 	// longer: a request sent a whole number of seconds (the shorter of
 	// two readings) after its window's first was refused in that window.
 	longer bool

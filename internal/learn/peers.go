@@ -334,14 +334,37 @@ func (m *Memory) joinedUnnamed(endpoint string) string {
 // (key) what one of them, from, learned of its window while the counter
 // was taken for its own: the window's length and where it turns, its
 // resets, whether it slides. Only where key has learned nothing of its
-// own yet: from then on every member's answers teach it. Started bare, it
+// own yet (the readings of windows' first answers, which only one
+// member's request gets each window, are added up): from then on every
+// member's answers teach it. Started bare, it
 // read its first answers as a window of unknown length and spread what was
 // left over the rounded-up reset, a third of the counter's rate behind
 // express-rate-limit's two routes on one limiter.
 func (m *Memory) seedShared(key, from string) {
 	m.lock()
 	defer m.mu.Unlock()
-	seed(&m.opens, key, from, nil)
+	if o, ok := m.opens[from]; ok && o.n > 0 {
+		// Readings of first answers are each member's until the pair is
+		// found, and only one member's request is a window's first: each
+		// member's are added to the key's, once (the member's entry goes:
+		// its answers teach the key from now on).
+		k, have := m.opens[key]
+		switch {
+		case !have:
+			reset(&m.opens)
+			k = o
+		case k.n == 0:
+			k.w, k.n = o.w, o.n
+		case o.w >= k.w/2 && o.w <= 2*k.w:
+			k.w, k.n = min(k.w, o.w), k.n+o.n
+		}
+		if o.step > 0 && (k.step == 0 || o.step < k.step) {
+			k.step = o.step
+		}
+		k.span, k.longer = max(k.span, o.span), k.longer || o.longer
+		m.opens[key] = k
+		delete(m.opens, from)
+	}
 	seed(&m.phases, key, from, func(ph *phase) *phase { cp := *ph; return &cp })
 	seed(&m.resets, key, from, nil)
 	seed(&m.windows, key, from, nil)

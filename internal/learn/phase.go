@@ -83,6 +83,28 @@ func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining flo
 	ph.remaining, ph.sentAt, ph.seen = remaining, sentAt, true
 }
 
+// placeOpened gives key's phase (of a window of w, now known) the first
+// answer of the window that resets at, where openedWindow saw it
+// before the window's length was known (observeWindow was not told it):
+// the window turns no later than w after it.
+func (m *Memory) placeOpened(key string, w time.Duration, at time.Time) {
+	m.lock()
+	defer m.mu.Unlock()
+	o, ok := m.opens[key]
+	if !ok || !o.reset.Equal(at) || o.firstAns.IsZero() {
+		return
+	}
+	ph := m.phases[key]
+	if ph == nil || ph.w != w {
+		reset(&m.phases)
+		ph = &phase{w: w}
+		m.phases[key] = ph
+	}
+	if o.firstAns.After(ph.firstAt) {
+		ph.firstAt, ph.openedAt = o.firstAns, o.first
+	}
+}
+
 // narrow adds a reading of a turn in (lo, hi].
 func (ph *phase) narrow(lo, hi time.Time) {
 	w := ph.w

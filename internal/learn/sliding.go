@@ -147,7 +147,19 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 			s.votes = min(s.votes+1, slideVotesMax)
 		}
 	case l.Reset.After(s.reset):
-		if d := l.Reset.Sub(s.reset); s.step == 0 || d < s.step {
+		// Not from a fresh window's first answer to a request sent after
+		// the last window's reset, where resets are not known truncated:
+		// that request may have opened its window (express-rate-limit's,
+		// Redis INCR and EXPIRE's), whose reset, rounded up, then lies
+		// a window and a fraction of a second past the last one's, and
+		// reads as a step of 2 s between windows of 1 s (two routes on one
+		// such counter were paced at half its rate so, after each block
+		// until a reset). Unless a window's answers have spanned more than
+		// such a window's second less (openedWindow's span).
+		d := l.Reset.Sub(s.reset)
+		opened := l.Remaining == l.Quota-1 && sentAt.After(s.reset) && !s.floor && s.lateLo <= 0 &&
+			m.opens[key].span <= d-time.Second
+		if !opened && (s.step == 0 || d < s.step) {
 			s.step = d
 		}
 	}
