@@ -1495,8 +1495,9 @@ func TestPrepareWaitsForCommit(t *testing.T) {
 // Bare 429s of two busy endpoints close together, each paced by its own
 // AIMD, are a suspicion: independent limits refuse two endpoints probing
 // each its own just so. The same again, after each endpoint's own cut (a
-// second to ten seconds on), widens the scope; once more after ten
-// seconds is a new suspicion.
+// second to ten seconds on) and below the ceiling it found, widens the
+// scope; at those ceilings, it does not (limits of their own, probed
+// again); once more after ten seconds is a new suspicion.
 func TestPlanWidensOnlyWhenRefusedTogetherTwice(t *testing.T) {
 	mk := func(path string) *Request { r := request(); r.Endpoint = "https://api.test GET " + path; return r }
 	a, b := mk("/v1/a"), mk("/v1/b")
@@ -1506,12 +1507,18 @@ func TestPlanWidensOnlyWhenRefusedTogetherTwice(t *testing.T) {
 		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at(ms), Now: at(ms)}, &p)
 		return p
 	}
-	busy := func(m *Memory, from, to int) {
-		for ms := from; ms < to; ms += 50 {
-			send(m, a, 200, ms)
-			send(m, b, 200, ms+25)
+	every := func(gap int) func(m *Memory, from, to int) {
+		return func(m *Memory, from, to int) {
+			for ms := from; ms < to; ms += gap {
+				send(m, a, 200, ms)
+				send(m, b, 200, ms+25)
+			}
 		}
 	}
+	// busy: each at 20 a second, the rate their first cuts found their
+	// ceilings at; slow: each at 14 a second, after their own cuts, below
+	// them (as a limit they share holds them when refusing them again).
+	busy, slow := every(50), every(70)
 	// Busy, each with requests every 50ms, and each cut once by AIMD.
 	start := func(m *Memory) {
 		busy(m, 0, 2000)
@@ -1531,21 +1538,33 @@ func TestPlanWidensOnlyWhenRefusedTogetherTwice(t *testing.T) {
 	if p := send(&m, b, 429, 5425); p.Widened != "" {
 		t.Errorf("429s in the suspicion's own second widened the scope")
 	}
-	// Together again, after their own cuts: the evidence.
-	busy(&m, 5450, 7000)
+	// Together again, after their own cuts, below their ceilings: the
+	// evidence.
+	slow(&m, 5450, 7000)
 	send(&m, a, 429, 7000)
 	if p := send(&m, b, 429, 7025); p.Widened != "https://api.test limit:unknown" {
 		t.Errorf("paced endpoints refused together twice, 2s apart: widened %q, want the tenant's scope", p.Widened)
 	}
+	// Together again, but each back at the ceiling its own cut found:
+	// each probing a limit of its own (two routes' windows on one grid).
+	var own Memory
+	start(&own)
+	send(&own, a, 429, 5000)
+	send(&own, b, 429, 5025)
+	busy(&own, 5050, 7000)
+	send(&own, a, 429, 7000)
+	if p := send(&own, b, 429, 7025); p.Widened != "" {
+		t.Errorf("endpoints refused together twice at their own ceilings: widened %q, want their own scopes", p.Widened)
+	}
 
 	// twice refuses a, then b gap ms later, at 5 s and again at second ms,
-	// busy between, and returns the scope b's second 429 widened to.
+	// slow between, and returns the scope b's second 429 widened to.
 	twice := func(gap, second int) string {
 		var m Memory
 		start(&m)
 		send(&m, a, 429, 5000)
 		send(&m, b, 429, 5000+gap)
-		busy(&m, 5050+gap, second)
+		slow(&m, 5050+gap, second)
 		send(&m, a, 429, second)
 		return send(&m, b, 429, second+gap).Widened
 	}

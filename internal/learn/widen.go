@@ -60,6 +60,7 @@ type wideState struct {
 	lastAt     time.Time // the last bare 429, and its endpoint
 	lastEP     string
 	lastPaced  bool // whether AIMD paced lastEP when it drew that 429
+	lastBelow  bool // whether lastEP drew it below its own ceiling (bare429's below)
 	members    map[string]*member
 	sent       int       // responses to members under the hypothesis
 	limited    int       // bare 429s of members under the hypothesis
@@ -114,6 +115,13 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	}
 	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap
 	paced := st != nil
+	// below: refused where its own limit would not have refused it: its
+	// requests accepted below the ceiling its own AIMD found, or, for a
+	// no-burst limiter found between bounds, sent more than noBurstOwn of
+	// its intervals after the one before (sooner returned above). A limit
+	// it shares refuses it so when the others take their share; a limit
+	// of its own, only past its ceiling.
+	below := m.belowCeilingLocked(endpoint) || st != nil && st.gapBound && st.lo > 0 && !prevSent.IsZero()
 	together := paced && w.lastPaced && w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < m.togetherWindowLocked(w.lastEP, endpoint)
 	if together && !now.Before(w.until) {
 		switch {
@@ -121,6 +129,13 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 			w.suspect, together = now, false
 		case now.Sub(w.suspect) < suspectMin:
 			together = false // the same event
+		case !below && !w.lastBelow:
+			// Both refused at or past the ceilings their own AIMD found:
+			// each probing its own limit, as two routes with limits of
+			// their own on one window grid are refused together again
+			// and again (sim.MultiRoute's, 10 per 1 s each, held at a
+			// shared rate, 79% and 79% of theirs; 91% each, not).
+			together = false
 		}
 	}
 	if (idle || together) && !now.Before(w.quietUntil) {
@@ -132,7 +147,7 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 		m.joinLocked(w, w.lastEP, now)
 		m.joinLocked(w, endpoint, now)
 	}
-	w.lastAt, w.lastEP, w.lastPaced = now, endpoint, paced
+	w.lastAt, w.lastEP, w.lastPaced, w.lastBelow = now, endpoint, paced, below
 	if !now.Before(w.until) {
 		return
 	}
@@ -144,6 +159,13 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	if w.limited >= refuteAfter && w.refuted() {
 		w.refute(now)
 	}
+}
+
+// belowCeilingLocked reports whether an endpoint's own AIMD found a
+// ceiling and its requests are accepted below it now; m.mu is held.
+func (m *Memory) belowCeilingLocked(endpoint string) bool {
+	st := m.aimd[endpoint]
+	return st != nil && st.ceiling > 0 && m.accepted[endpoint].acceptedRate() < aimdNearCeiling*st.ceiling
 }
 
 // togetherWindowLocked is how close two endpoints' bare 429s must come to
