@@ -48,7 +48,10 @@
 //     only when one that had been idle is refused, or two busy ones, each
 //     paced by its own AIMD, are refused together (within two of the
 //     slower one's intervals, as one event of a shared limit refuses them)
-//     twice, one to ten seconds apart; the hypothesis is dropped when one
+//     twice, one to ten seconds apart, the second time with one of them
+//     refused below the ceiling its own AIMD found (at those ceilings, each
+//     is probing a limit of its own, as two routes' windows on one grid
+//     are refused together again and again); the hypothesis is dropped when one
 //     of them draws far more than
 //     its share of the 429s, or when together they are accepted at under
 //     0.8 of what one was alone. A ceiling AIMD read at a cut is a
