@@ -1104,7 +1104,16 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack tim
 	if first && burst && solo && probe {
 		m.startProbe(key, def*factor)
 	}
-	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: aimdMax(r), Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt, Ceiling: ceiling})
+	mx := aimdMax(r)
+	if ceiling > 0 && !bounded && (mx <= 0 || ceiling < mx) {
+		// No faster than requests were accepted at when the server refused
+		// one: a pace past that is refused in part however deep the cut
+		// (a slow start that a bucket's burst let double past its rate,
+		// cut by a tenth, was still twice it, and nginx's 503s, which
+		// block nothing, refused every other request for a second).
+		mx = ceiling
+	}
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: mx, Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt, Ceiling: ceiling})
 }
 
 // acceptedCount is how many of the requests of r's AIMD scope were

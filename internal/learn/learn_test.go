@@ -2645,3 +2645,38 @@ func TestSlidingStepNotFromAWindowARequestOpened(t *testing.T) {
 		t.Errorf("windows a second apart, the next found before the last's reset: step %v, want 1s", sl.step)
 	}
 }
+
+// A cut leaves no pace above the rate requests were accepted at when the
+// server refused one: a slow start that a bucket's burst let run to twice
+// the bucket's rate, cut by a tenth, would still be refused every other
+// request (nginx's 503s block nothing to hold it back meanwhile).
+func TestCutNoFasterThanTheAcceptedRate(t *testing.T) {
+	r := request()
+	r.Rate = 0
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var m Memory
+	send := func(status int, ms int) Plan {
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at(ms), Now: at(ms)}, &p)
+		return p
+	}
+	for ms := 0; ms < 1000; ms += 50 {
+		send(200, ms)
+	}
+	send(429, 1000) // the first cut: no ceiling yet
+	for ms := 1100; ms < 4000; ms += 100 {
+		send(200, ms) // accepted at 10 a second
+	}
+	p := send(503, 4000)
+	i := slices.IndexFunc(p.Update.Rates, func(ru store.RateUpdate) bool { return ru.Key == r.Endpoint && ru.Factor > 0 })
+	if i < 0 {
+		t.Fatalf("rates %+v: no cut", p.Update.Rates)
+	}
+	ru := p.Update.Rates[i]
+	if ru.Ceiling <= 0 || ru.Max != ru.Ceiling {
+		t.Fatalf("cut %+v: Max %v, want the ceiling %v", ru, ru.Max, ru.Ceiling)
+	}
+	if got := ru.Apply(2 * ru.Ceiling); got != ru.Ceiling {
+		t.Errorf("a pace of twice the accepted rate cut to %v, want %v", got, ru.Ceiling)
+	}
+}
