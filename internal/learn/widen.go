@@ -117,11 +117,12 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	paced := st != nil
 	// below: refused where its own limit would not have refused it: its
 	// requests accepted below the ceiling its own AIMD found, or, for a
-	// no-burst limiter found between bounds, sent more than noBurstOwn of
-	// its intervals after the one before (sooner returned above). A limit
+	// no-burst limiter found between bounds, sent noBurstOwn of its
+	// intervals or more after the one before. A limit
 	// it shares refuses it so when the others take their share; a limit
 	// of its own, only past its ceiling.
-	below := m.belowCeilingLocked(endpoint) || st != nil && st.gapBound && st.lo > 0 && !prevSent.IsZero()
+	below := m.belowCeilingLocked(endpoint) ||
+		st != nil && st.gapBound && st.lo > 0 && !prevSent.IsZero() && sentAt.Sub(prevSent).Seconds()*st.lo >= noBurstOwn
 	together := paced && w.lastPaced && w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < m.togetherWindowLocked(w.lastEP, endpoint)
 	if together && !now.Before(w.until) {
 		switch {
