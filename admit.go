@@ -37,7 +37,7 @@ func (t *Transport) admit(req *http.Request, r *request) error {
 		return t.admitShadow(req, r)
 	}
 	t.holdUnits(r)
-	if t.mem != nil && !r.waited && t.fifo.n.Load() == 0 && t.slots.n.Load() == 0 {
+	if t.mem != nil && !r.waited && t.fifo.n.Load() == 0 && t.slots.n.Load() == 0 && t.blocked.n.Load() == 0 {
 		if ok, err := t.admitNow(r); ok || err != nil {
 			return err
 		}
@@ -117,7 +117,11 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 	var since time.Time
 	switched := false // r moved to another scope's line and asked again
 	woken := ""       // the line r was woken from, until it has asked the store (slotLine.settle)
+	blockedOn := ""   // the scope whose block r waits out, counted in t.blocked until r asks again
 	defer func() {
+		if blockedOn != "" {
+			t.blocked.done(blockedOn)
+		}
 		if woken != "" {
 			t.slots.settle(woken, since, true) // gave up: the slot is the next one's
 		}
@@ -136,6 +140,16 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 				return err
 			}
 			r.waited = true // start is no longer now
+		}
+	}
+	// Those waiting out a block of one of r's scopes that has just ended
+	// go first too: r asks once they have (blockWaits).
+	if t.blocked.n.Load() != 0 && !r.waited {
+		if clear, d := t.blocked.behind(r.adm.Scopes, time.Now()); clear != nil {
+			if err := t.sleepUntil(ctx, clear, min(d, budget0)); err != nil {
+				return err
+			}
+			r.waited = true
 		}
 	}
 	// Those already waiting for a concurrency slot on one of r's scopes go
@@ -212,6 +226,10 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 				}
 				return fmt.Errorf("heed: admit: %w", err)
 			}
+		}
+		if blockedOn != "" && !(d.Reason == store.Blocked && d.Scope == blockedOn) {
+			t.blocked.done(blockedOn) // asked again past the block
+			blockedOn = ""
 		}
 		if woken != "" && d.Reason != store.Busy && !(d.Reason == store.Spaced && d.Scope == woken) {
 			// Woken for a slot: taken, or, where r waits for something
@@ -347,6 +365,15 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 		// (store.Block.Bound): ask again halfway, a few times however
 		// long the block; the wait was reported, and checked against
 		// the budget, whole.
+		if d.Reason == store.Blocked && blockedOn == "" {
+			// Only for a window's turn (turnBlocks), whose new count the
+			// first to ask take: after a refusal's block, those it held
+			// back and those arriving as it ends would go together into a
+			// limiter that spaces them (nginx's refused more, so).
+			if at := time.Now(); t.turns.explains(d.Scope, at.Add(d.Wait)) && t.blocked.add(d.Scope, at.Add(d.Wait), at.Add(wait)) {
+				blockedOn = d.Scope
+			}
+		}
 		reasked = ""
 		if d.Reason == store.Blocked && !paced && wait > 2*blockReask {
 			sleep, reasked = wait/2, d.Scope

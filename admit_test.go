@@ -442,3 +442,46 @@ func TestARequestBackFromAWaitQueuesBehindTheStarved(t *testing.T) {
 		})
 	}
 }
+
+// nineSource makes every jitter nine tenths of its most.
+type nineSource struct{}
+
+func (nineSource) Uint64() uint64 { return 9 * (1 << 53 / 10) } // rand.Float64 reads the low 53 bits
+
+// A request waiting out a window's turn goes before one that arrives as
+// the turn comes: the waiter's wake is jittered past the block's end (so
+// that waiters do not all go at once), and the newcomer, finding the
+// scope open, took the window's new count first, leaving the waiter a
+// window more to wait (the longest wait behind a rounded-up reset was 1.9
+// times a FIFO queue's).
+func TestAWindowsWaiterGoesBeforeANewcomer(t *testing.T) {
+	for _, arrive := range []time.Duration{1005 * time.Millisecond, 1040 * time.Millisecond} {
+		synctest.Test(t, func(t *testing.T) {
+			s := &heedtest.Script{Func: func(_ *http.Request, i int) heedtest.Response {
+				left := "9"
+				if i == 0 {
+					left = "0" // the window spent: blocked until it turns, in 1 s
+				}
+				return heedtest.Response{Status: 200, Header: heedtest.Headers("RateLimit-Policy", `"w";q=10;w=1`, "RateLimit", `"w";r=`+left+`;t=1`)}
+			}}
+			tr := &heed.Transport{Base: s, Store: memstore.New(), MaxWait: time.Minute, Rand: rand.New(nineSource{})}
+			start := time.Now()
+			fetch(t, tr, http.MethodGet, "https://api.test/c?n=first", "")
+			var wg sync.WaitGroup
+			time.Sleep(500 * time.Millisecond)
+			// Waits out the turn's block, half a second: wakes 45 ms past it.
+			wg.Go(func() { fetch(t, tr, http.MethodGet, "https://api.test/c?n=waiter", "") })
+			time.Sleep(arrive - 500*time.Millisecond)
+			wg.Go(func() { fetch(t, tr, http.MethodGet, "https://api.test/c?n=newcomer", "") })
+			wg.Wait()
+			sent := s.Sent()
+			if len(sent) != 3 || sent[1].URL != "https://api.test/c?n=waiter" {
+				t.Fatalf("arriving %v in: sent %+v, want the waiter before the newcomer", arrive, sent)
+			}
+			// The newcomer waits for the waiter, and no longer.
+			if w, n := sent[1].At.Sub(start), sent[2].At.Sub(start); (w-1045*time.Millisecond).Abs() > time.Millisecond || n != w {
+				t.Errorf("arriving %v in: sent at %v and %v, want both at 1.045s", arrive, w, n)
+			}
+		})
+	}
+}

@@ -206,6 +206,7 @@ type Transport struct {
 	// its keys in flight (counts), so the stripes hold eight times that.
 	flights     [flightStripes]flightStripe
 	turns       turnBlocks
+	blocked     blockWaits
 	inFlightFor func(key, tenant string) (int, uint32) // inFlightOf, bound once
 	learned     func(owner any)                        // dropInFlight of a *request, bound once
 	// unitsPending is what the requests being admitted or in flight are
