@@ -145,9 +145,15 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 	// Those waiting out a block of one of r's scopes that has just ended
 	// go first too: r asks once they have (blockWaits).
 	if t.blocked.n.Load() != 0 && !r.waited {
-		if clear, d := t.blocked.behind(r.adm.Scopes, time.Now()); clear != nil {
+		if key, clear, d := t.blocked.behind(r.adm.Scopes, time.Now()); clear != nil {
 			if err := t.sleepUntil(ctx, clear, min(d, budget0)); err != nil {
 				return err
+			}
+			if !time.Now().Before(deadlineOf()) {
+				// The whole budget spent behind them: as any wait that
+				// reaches the deadline (the context's own timer may not
+				// have fired yet in this instant).
+				return t.tooLong(store.Decision{Reason: store.Blocked, Scope: key}, d, byContext)
 			}
 			r.waited = true
 		}

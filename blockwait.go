@@ -58,8 +58,12 @@ func (b *blockWaits) add(key string, end, wake time.Time) bool {
 		b.n.Add(1)
 	}
 	w.waiting++
-	w.end = later(w.end, end)
-	w.wake = later(w.wake, wake)
+	if end.After(w.end) {
+		w.end = end
+	}
+	if wake.After(w.wake) {
+		w.wake = wake
+	}
 	return true
 }
 
@@ -78,27 +82,21 @@ func (b *blockWaits) done(key string) {
 
 // behind returns, for a request arriving at now on scopes, the waiters
 // out a block of one of them that has ended and who have not all asked
-// again: a channel closed once they have, and the longest to wait for it
-// (the latest wake, and blockWaitMargin); nil and zero when none.
-func (b *blockWaits) behind(scopes []store.ScopeAdmit, now time.Time) (<-chan struct{}, time.Duration) {
+// again: the scope, a channel closed once they have, and the longest to
+// wait for it (the latest wake, and blockWaitMargin); nil when none.
+func (b *blockWaits) behind(scopes []store.ScopeAdmit, now time.Time) (key string, clear <-chan struct{}, d time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range scopes {
 		if w := b.m[scopes[i].Key]; w != nil && !now.Before(w.end) {
-			return w.clear, max(w.wake.Sub(now), 0) + blockWaitMargin
+			return scopes[i].Key, w.clear, max(w.wake.Sub(now), 0) + blockWaitMargin
 		}
 	}
-	return nil, 0
+	return "", nil, 0
 }
 
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-// sleepUntil waits until done is closed or d has passed, or ctx ends.
+// sleepUntil waits until done is closed (never, when nil) or d has
+// passed, or ctx ends.
 func (t *Transport) sleepUntil(ctx context.Context, done <-chan struct{}, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()

@@ -413,17 +413,7 @@ func (t *Transport) jitter(upTo time.Duration) time.Duration {
 
 // sleep waits for d, or until ctx ends.
 func (t *Transport) sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return t.sleepUntil(ctx, nil, d) // a nil channel is never done
 }
 
 // retryable reports whether the Transport retries server errors at all.

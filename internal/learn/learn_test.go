@@ -2603,8 +2603,8 @@ func TestPlanSharedCountOfWindowsRequestsOpen(t *testing.T) {
 	}
 	p := answer(&m, "/y", 8, 2300, 4000)
 	i := slices.IndexFunc(p.Update.Rates, func(ru store.RateUpdate) bool { return ru.Key == shared })
-	if i < 0 || p.Update.Rates[i].Rate < 9.7-1e-9 {
-		t.Fatalf("rates %+v: want the shared scope paced at 10 a second or a hair under", p.Update.Rates)
+	if i < 0 || math.Abs(p.Update.Rates[i].Rate-DefaultTarget*10) > 1e-9 {
+		t.Fatalf("rates %+v: want the shared scope paced at %v (10 per 1 s)", p.Update.Rates, DefaultTarget*10)
 	}
 	p = answer(&m, "/x", 0, 2900, 4000)
 	want := t0.Add(2251*time.Millisecond + time.Second + phaseMargin).Sub(t0.Add(2901 * time.Millisecond))
