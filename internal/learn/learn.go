@@ -1077,8 +1077,9 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack tim
 	// The gap to the request before this refused one bounds a no-burst
 	// limiter's rate (see noBurstGap) where it is the endpoint's own
 	// scope and this Memory its only sender.
-	solo := key == r.Endpoint && !m.fleetShared(r, acc)
-	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, slack, now, minGap, acc, solo)
+	own := !m.fleetShared(r, acc)
+	solo := key == r.Endpoint && own
+	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, slack, now, minGap, acc, solo, own)
 	if !ok {
 		return
 	}

@@ -2680,3 +2680,58 @@ func TestCutNoFasterThanTheAcceptedRate(t *testing.T) {
 		t.Errorf("a pace of twice the accepted rate cut to %v, want %v", got, ru.Ceiling)
 	}
 }
+
+// Between two refusals, what a limiter took from the first success after
+// the first refusal until the second is what it refills over that time:
+// the ceiling the second cut places is that rate, where the meter's
+// accepted rate of the last seconds, which a bucket's burst inflates (a
+// probe rising past the limit on the tokens the slower seconds before it
+// left), reads higher. Not where the cycle was idle, nor in slow start.
+func TestCutCeilingFromTheCycleBetweenRefusals(t *testing.T) {
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	run := func(idleAt int) (ceiling, meter float64) {
+		r := request()
+		r.Rate = 0
+		var m Memory
+		send := func(status int, ms int) Plan {
+			var p Plan
+			m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at(ms), Now: at(ms)}, &p)
+			return p
+		}
+		for ms := 0; ms < 1000; ms += 50 {
+			send(200, ms)
+		}
+		send(429, 1000) // the first cut: no ceiling yet
+		for ms := 1100; ms < 4000; ms += 100 {
+			send(200, ms)
+		}
+		send(429, 4000) // the second: the ceiling from the meter
+		ms := 5000
+		for ; ms < 8000; ms += 1000 / 9 {
+			if ms >= idleAt && ms < idleAt+1500 {
+				continue
+			}
+			send(200, ms) // 9 a second for 3 s
+		}
+		for ; ms < 9500; ms += 1000 / 12 {
+			send(200, ms) // 12 a second for 1.5 s
+		}
+		meter = m.measuredRate(r, at(ms))
+		p := send(429, ms)
+		i := slices.IndexFunc(p.Update.Rates, func(ru store.RateUpdate) bool { return ru.Key == r.Endpoint && ru.Factor > 0 })
+		if i < 0 {
+			t.Fatalf("rates %+v: no cut", p.Update.Rates)
+		}
+		return p.Update.Rates[i].Ceiling, meter
+	}
+	// 28 successes 111 ms apart from 5000 ms, 17 83 ms apart from 8108 ms;
+	// refused at 9519 ms: 44 intervals over 4.519 s.
+	got, meter := run(1 << 30)
+	if want := 44 / 4.519; math.Abs(got-want) > 1e-9 || meter < want+1 {
+		t.Errorf("ceiling %v, want %v: the rate over the cycle, not the meter's %v", got, want, meter)
+	}
+	// Idle for 1.5 s in the cycle: the meter's rate.
+	if got, meter := run(6000); got != meter {
+		t.Errorf("ceiling %v after an idle spell, want the meter's %v", got, meter)
+	}
+}

@@ -190,6 +190,39 @@ type aimdState struct {
 	// was enough (probeDone) or a window has to turn (probeRefused).
 	probe   uint8
 	probeIn time.Duration
+	// cycleN counts the quiet successes since lastCut, firstOK and lastOK
+	// are when the first and the newest came; idle: two of them came more
+	// than meterGap apart (cycleRate).
+	cycleN          int
+	firstOK, lastOK time.Time
+	idle            bool
+}
+
+// cycleRate: between two refusals of a scope that AIMD paces, a limiter
+// had nothing left at the second (a bucket under a token, a window spent),
+// so what it took from the first success after the first refusal's block
+// until then, with every request accepted and none idle, is about what it
+// refills over that time: its rate, with no more burst in it than the
+// block left unspent. The accepted rate a meter reads just before a
+// refusal holds what a bucket's burst let through over the last seconds,
+// and a ceiling taken from it alone sits above the limit (a token bucket
+// of 10/s read as 11-12/s: a 429 every 40 requests). The cycle starts after
+// the block: a window a block held idle is not given back. Counted over
+// cycleMin or more, with cycleMinN successes at least, as the error of a
+// count is a request or two.
+const (
+	cycleMin  = 2 * time.Second
+	cycleMinN = 10
+)
+
+// cycleRateLocked returns the rate a scope's limiter refilled at since its
+// last cut (cycleRate), or zero where that is not known; m.mu is held.
+func (st *aimdState) cycleRateLocked(now time.Time) float64 {
+	d := now.Sub(st.firstOK)
+	if st.lastCut.IsZero() || st.idle || d < cycleMin || st.cycleN < cycleMinN || now.Sub(st.lastOK) > meterGap {
+		return 0
+	}
+	return float64(st.cycleN-1) / d.Seconds()
 }
 
 // firstProbe: an endpoint's first bare 429, after a burst the server took
@@ -814,7 +847,7 @@ func (m *Memory) commit(endpoint string, p *Plan, now time.Time) {
 // requests sent before the last cut belong to the event that cut. ceiling
 // is where the cut places the scope's limit, for the store to keep for
 // every caller (store.RateUpdate.Ceiling), or zero.
-func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now time.Time, minGap time.Duration, acc float64, solo bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
+func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now time.Time, minGap time.Duration, acc float64, solo, own bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
 	m.lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
@@ -888,9 +921,14 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 		// were accepted since the last cut; the first cut's, and that of a
 		// 429 in a row, were measured around blocks that held the
 		// requests back.
-		st.ceiling, ceiling, st.gapBound = acc, acc, false
+		ceiling = acc
+		if c := st.cycleRateLocked(now); c > 0 && c < ceiling && own && st.ceiling > 0 && !st.gapBound {
+			ceiling = c
+		}
+		st.ceiling, st.gapBound = ceiling, false
 	}
 	st.lastCut, st.lastRaise, st.quiet, st.refuted = now, now, 0, false
+	st.cycleN, st.idle = 0, false
 	st.run++
 	return factor, first, bounded && !first, ceiling, true
 }
@@ -951,6 +989,13 @@ func (m *Memory) quietLocked(key string, now time.Time) (n int, raise bool) {
 	}
 	st.quiet++
 	st.run = 0
+	if st.cycleN == 0 {
+		st.firstOK = now
+	} else if now.Sub(st.lastOK) > meterGap {
+		st.idle = true
+	}
+	st.cycleN++
+	st.lastOK = now
 	if st.quiet < aimdFlush && now.Sub(st.lastRaise) < aimdFlushEvery {
 		return 0, false
 	}
