@@ -143,6 +143,17 @@ func hostScenarios() []hostScenario {
 			duration: 20 * s,
 		},
 		{
+			name: "one-client-bucket",
+			about: "one worker alone on a silent token bucket of 40/s whose burst is as large (the many-clients test's silent bucket at N=1): " +
+				"bare 429s, no header, each iteration at least 10ms, 10ms latency, 20s",
+			cfg: func() sim.Config {
+				return sim.Config{Provider: sim.Silent, Seed: 16, Latency: 10 * time.Millisecond, Limits: []sim.Limit{
+					{Name: "bucket", Per: sim.PerKey, Key: sim.RouteKey("/b/"), Quota: 40, Window: time.Second, Dialect: sim.Bare}}}
+			},
+			routes:   []hostRoute{{name: "/b/ bucket 40/s burst 40", limit: "bucket", key: "/b/", path: fixed("/b/x"), workers: 1, silent: true}},
+			duration: 20 * s, pace: 10 * time.Millisecond,
+		},
+		{
 			name:     "clock-ahead",
 			about:    "clock-behind with the server's clock 2.5 s ahead (sim.SkewedClock); 4 workers, 20ms latency, 20s",
 			cfg:      func() sim.Config { return sim.SkewedClock(22, 2500*time.Millisecond) },

@@ -1077,8 +1077,8 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack tim
 	// The gap to the request before this refused one bounds a no-burst
 	// limiter's rate (see noBurstGap) where it is the endpoint's own
 	// scope and this Memory its only sender.
-	own := !m.fleetShared(r, acc)
-	solo := key == r.Endpoint && own
+	own := !m.fleetShared(r, m.ownRate(r, now))
+	solo := key == r.Endpoint && !m.fleetShared(r, acc)
 	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, slack, now, minGap, acc, solo, own)
 	if !ok {
 		return
@@ -1147,6 +1147,14 @@ func (m *Memory) measuredRate(r *Request, now time.Time) float64 {
 	defer m.mu.Unlock()
 	_, wide := m.widenedLocked(r.Tenant, r.Endpoint, now)
 	return m.fleetLocked(r, m.ownRateLocked(r, wide, now))
+}
+
+// ownRate is ownRateLocked, m.mu not held.
+func (m *Memory) ownRate(r *Request, now time.Time) float64 {
+	m.lock()
+	defer m.mu.Unlock()
+	_, wide := m.widenedLocked(r.Tenant, r.Endpoint, now)
+	return m.ownRateLocked(r, wide, now)
 }
 
 // ownRateLocked is the accepted rate of r's AIMD scope as this Memory

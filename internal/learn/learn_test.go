@@ -198,8 +198,9 @@ func TestAIMD(t *testing.T) {
 	if ru := rate(p); ru.Factor != aimdCut || ru.Default != 10 {
 		t.Errorf("first cut = factor %v from %v, want %v from the accepted 10/s", ru.Factor, ru.Default, aimdCut)
 	}
-	if p.BareBlock != 2*time.Second/10 {
-		t.Errorf("first cut's block = %v, want two intervals at the accepted rate, %v", p.BareBlock, 2*time.Second/10)
+	if p.BareBlock != 2*time.Second/10 || p.BareRetry {
+		t.Errorf("first cut's block = %v (the retry's wait too: %v), want two intervals at the accepted rate, %v, the retry backing off (R6)",
+			p.BareBlock, p.BareRetry, 2*time.Second/10)
 	}
 	// Sent before the cut: the same event.
 	if p := step(429, ms(-1), ms(10)); len(p.Update.Rates) != 0 {
@@ -211,8 +212,8 @@ func TestAIMD(t *testing.T) {
 	if ru := rate(p); ru.Factor > aimdCut || ru.Factor < aimdDeepest {
 		t.Errorf("second cut in a row = %v, want in [%v, %v]", ru.Factor, aimdDeepest, aimdCut)
 	}
-	if p.BareBlock != 4*time.Second/10 {
-		t.Errorf("second 429 in a row blocks %v, want %v", p.BareBlock, 4*time.Second/10)
+	if p.BareBlock != 4*time.Second/10 || p.BareRetry {
+		t.Errorf("second 429 in a row blocks %v (the retry's wait too: %v), want %v, the retry backing off", p.BareBlock, p.BareRetry, 4*time.Second/10)
 	}
 	// Slow start: no ceiling yet (the first cut's rate was measured around
 	// the first 429's blocks), so quiet successes about double the rate: a
@@ -231,9 +232,17 @@ func TestAIMD(t *testing.T) {
 	// least as far from the request before it as the last refused one
 	// (at the cut's pace, not a turn booked before it): still far too
 	// fast. This cut's accepted rate is the ceiling.
-	ru := rate(step(429, ms(1100), ms(1120)))
-	if acc := m.accepted[r.Endpoint].sliding(); ru.Factor != aimdCutFast || math.Abs(ru.Ceiling-acc) > 1e-9 {
+	p = step(429, ms(1100), ms(1120))
+	ru := rate(p)
+	acc = m.accepted[r.Endpoint].sliding()
+	if ru.Factor != aimdCutFast || math.Abs(ru.Ceiling-acc) > 1e-9 {
 		t.Errorf("cut after a recovery = %+v, want the fast cut %v, the ceiling at the accepted %v", ru, aimdCutFast, acc)
+	}
+	// Paced near a ceiling: the pace is a little fast, and the refused
+	// request's retry waits the two intervals the others do, not a second
+	// (one worker alone would stall a second at every refusal).
+	if want := time.Duration(2 * float64(time.Second) / acc); p.BareBlock != want || !p.BareRetry {
+		t.Errorf("refused near the ceiling: block %v (the retry's wait too: %v), want %v for both", p.BareBlock, p.BareRetry, want)
 	}
 	// Accepted at the rate of the cut or above it: near the ceiling, so
 	// probe slowly.
@@ -2689,7 +2698,7 @@ func TestCutNoFasterThanTheAcceptedRate(t *testing.T) {
 // left), reads higher. Not where the cycle was idle, nor in slow start.
 func TestCutCeilingFromTheCycleBetweenRefusals(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	run := func(idleAt int) (ceiling, meter float64) {
+	run := func(idleAt, slowFor int) (ceiling, meter float64) {
 		r := request()
 		r.Rate = 0
 		var m Memory
@@ -2707,13 +2716,13 @@ func TestCutCeilingFromTheCycleBetweenRefusals(t *testing.T) {
 		}
 		send(429, 4000) // the second: the ceiling from the meter
 		ms := 5000
-		for ; ms < 8000; ms += 1000 / 9 {
+		for ; ms < 5000+slowFor; ms += 1000 / 9 {
 			if ms >= idleAt && ms < idleAt+1500 {
 				continue
 			}
-			send(200, ms) // 9 a second for 3 s
+			send(200, ms) // 9 a second for slowFor ms
 		}
-		for ; ms < 9500; ms += 1000 / 12 {
+		for end := ms + 1400; ms < end; ms += 1000 / 12 {
 			send(200, ms) // 12 a second for 1.5 s
 		}
 		meter = m.measuredRate(r, at(ms))
@@ -2726,12 +2735,16 @@ func TestCutCeilingFromTheCycleBetweenRefusals(t *testing.T) {
 	}
 	// 28 successes 111 ms apart from 5000 ms, 17 83 ms apart from 8108 ms;
 	// refused at 9519 ms: 44 intervals over 4.519 s.
-	got, meter := run(1 << 30)
+	got, meter := run(1<<30, 3000)
 	if want := 44 / 4.519; math.Abs(got-want) > 1e-9 || meter < want+1 {
 		t.Errorf("ceiling %v, want %v: the rate over the cycle, not the meter's %v", got, want, meter)
 	}
 	// Idle for 1.5 s in the cycle: the meter's rate.
-	if got, meter := run(6000); got != meter {
+	if got, meter := run(6000, 3000); got != meter {
 		t.Errorf("ceiling %v after an idle spell, want the meter's %v", got, meter)
+	}
+	// A cycle of over cycleMax: the meter's rate.
+	if got, meter := run(1<<30, 9000); got != meter {
+		t.Errorf("ceiling %v after a cycle of 10.5 s, want the meter's %v", got, meter)
 	}
 }

@@ -208,18 +208,26 @@ type aimdState struct {
 // and a ceiling taken from it alone sits above the limit (a token bucket
 // of 10/s read as 11-12/s: a 429 every 40 requests). The cycle starts after
 // the block: a window a block held idle is not given back. Counted over
-// cycleMin or more, with cycleMinN successes at least, as the error of a
-// count is a request or two.
+// cycleMin to cycleMax, with cycleMinN successes at least, as the error of
+// a count is a request or two; and only where it lowers the meter's by
+// less than cycleLow of it, and a ceiling was placed before (a slow
+// start's cycle is paced below the limit).
 const (
 	cycleMin  = 2 * time.Second
 	cycleMinN = 10
+	// cycleMax and cycleLow: over a longer cycle, or one that reads below
+	// this share of the meter, the limiter was not what bound the scope
+	// all along (demand fell, or other scopes share the limiter and took
+	// their part of it), and what it took says nothing of its rate.
+	cycleMax = 10 * time.Second
+	cycleLow = 0.8
 )
 
 // cycleRateLocked returns the rate a scope's limiter refilled at since its
 // last cut (cycleRate), or zero where that is not known; m.mu is held.
 func (st *aimdState) cycleRateLocked(now time.Time) float64 {
 	d := now.Sub(st.firstOK)
-	if st.lastCut.IsZero() || st.idle || d < cycleMin || st.cycleN < cycleMinN || now.Sub(st.lastOK) > meterGap {
+	if st.lastCut.IsZero() || st.idle || d < cycleMin || d > cycleMax || st.cycleN < cycleMinN || now.Sub(st.lastOK) > meterGap {
 		return 0
 	}
 	return float64(st.cycleN-1) / d.Seconds()
@@ -922,7 +930,7 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 		// 429 in a row, were measured around blocks that held the
 		// requests back.
 		ceiling = acc
-		if c := st.cycleRateLocked(now); c > 0 && c < ceiling && own && st.ceiling > 0 && !st.gapBound {
+		if c := st.cycleRateLocked(now); c > cycleLow*ceiling && c < ceiling && own && st.ceiling > 0 && !st.gapBound {
 			ceiling = c
 		}
 		st.ceiling, st.gapBound = ceiling, false
@@ -973,6 +981,18 @@ func (m *Memory) bareBlock(r *Request, now time.Time) (time.Duration, bool) {
 		return 0, false
 	default:
 		d = time.Duration(2 * float64(time.Second) / acc)
+		// Paced near a ceiling an earlier cut measured, the pace is a
+		// little fast, not a window spent: the refused request's retry
+		// waits as the others do (doubled for each refusal in a row),
+		// not the second a 429 with nothing known waits. A program that
+		// sends one request after another (a loop, one worker) stalled a
+		// second at every refusal, and a bucket's burst refilled
+		// meanwhile and read as its rate. Not where others share the
+		// scope through the store: one caller's stall stalls none of
+		// theirs, and their retries together would come as a burst.
+		_, wide := m.widenedLocked(r.Tenant, r.Endpoint, now)
+		_, fleet := m.fleetRateLocked(r, m.ownRateLocked(r, wide, now))
+		early = st.ceiling > 0 && !fleet
 	}
 	for i := 1; i < st.run && d < BareBlockMax; i++ {
 		d *= 2
