@@ -2744,7 +2744,7 @@ func TestCutCeilingFromTheCycleBetweenRefusals(t *testing.T) {
 		t.Errorf("ceiling %v after an idle spell, want the meter's %v", got, meter)
 	}
 	// A cycle of over cycleMax: the meter's rate.
-	if got, meter := run(1<<30, 9000); got != meter {
-		t.Errorf("ceiling %v after a cycle of 10.5 s, want the meter's %v", got, meter)
+	if got, meter := run(1<<30, 19000); got != meter {
+		t.Errorf("ceiling %v after a cycle of 20.5 s, want the meter's %v", got, meter)
 	}
 }

@@ -209,8 +209,8 @@ type aimdState struct {
 // of 10/s read as 11-12/s: a 429 every 40 requests). The cycle starts after
 // the block: a window a block held idle is not given back. Counted over
 // cycleMin to cycleMax, with cycleMinN successes at least, as the error of
-// a count is a request or two; and only where it lowers the meter's by
-// less than cycleLow of it, and a ceiling was placed before (a slow
+// a count is a request or two; and only where it reads below the meter's
+// by less than a fifth (cycleLow), and a ceiling was placed before (a slow
 // start's cycle is paced below the limit).
 const (
 	cycleMin  = 2 * time.Second
@@ -219,7 +219,7 @@ const (
 	// this share of the meter, the limiter was not what bound the scope
 	// all along (demand fell, or other scopes share the limiter and took
 	// their part of it), and what it took says nothing of its rate.
-	cycleMax = 10 * time.Second
+	cycleMax = 20 * time.Second
 	cycleLow = 0.8
 )
 
