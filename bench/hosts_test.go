@@ -112,6 +112,19 @@ func hostScenarios() []hostScenario {
 			},
 			duration: 20 * s, minSum: 0.90,
 		},
+		{
+			name: "shared-policy-sequential",
+			about: `shared-policy with one worker per route, each sending one request after another (a program's loop): ` +
+				`/v2/s/ and /v2/t/ take turns on one counter, and a window spent is blocked a second; 20ms latency, 20s`,
+			cfg: func() sim.Config { return sim.SharedPolicy(12) },
+			routes: []hostRoute{
+				{name: "/v2/p/ own counter", limit: "10-in-1sec", key: "/v2/p/", path: fixed("/v2/p/x"), workers: 1},
+				{name: "/v2/q/ own counter", limit: "10-in-1sec", key: "/v2/q/", path: fixed("/v2/q/x"), workers: 1},
+				{name: "/v2/s/ shared", limit: "20-in-1sec", key: "shared", path: fixed("/v2/s/x"), workers: 1},
+				{name: "/v2/t/ shared", limit: "20-in-1sec", key: "shared", path: fixed("/v2/t/x"), workers: 1},
+			},
+			duration: 20 * s, minSum: 0.90,
+		},
 		leakyScenario(false),
 		leakyScenario(true),
 		{

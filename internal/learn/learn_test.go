@@ -584,6 +584,19 @@ func TestPlanSharedCounterAcrossTurns(t *testing.T) {
 			rep{b, 1, 800, 801, 200}, rep{a, 0, 850, 851, 200},
 			rep{b, 0, 870, 871, 429}, rep{a, 0, 880, 881, 429}))
 	})
+	t.Run("a turn during a block", func(t *testing.T) {
+		// The window spent, a second's block, one request of each
+		// endpoint in turn: the first answer after the block (at 1.9 s)
+		// shows the turn at 1 s, and the next window's first answer
+		// comes 150 ms after it. Dated by the answer that showed it, the
+		// first turn made the second look like a second counter's count.
+		sharedFromThird(t, append(start[:3:3],
+			rep{b, 1, 800, 801, 200}, rep{a, 0, 850, 851, 200},
+			rep{b, 19, 1880, 1900, 200}, // the window turned during the block
+			rep{a, 18, 1930, 1950, 200}, rep{b, 17, 1980, 2000, 200},
+			rep{a, 19, 2030, 2050, 200}, // and again at 2 s
+			rep{b, 18, 2080, 2100, 200}, rep{a, 17, 2130, 2150, 200}))
+	})
 	t.Run("two counters", func(t *testing.T) {
 		keys := run(t, []rep{
 			{a, 19, 0, 1, 200}, {b, 18, 50, 51, 200}, {a, 17, 100, 101, 200}, // alike so far

@@ -139,7 +139,7 @@ type nameState struct {
 	// last holds each endpoint's latest report, for nameReports endpoints
 	// at most (the one heard from longest ago gives way).
 	last   [nameReports]nameReport
-	turnAt time.Time // when a count going up was last taken for a turn
+	turnAt time.Time // the report a count going up, last taken for a turn, came after
 	votes  int
 	shared bool
 }
@@ -486,14 +486,22 @@ func (m *Memory) sharedName(tenant, name, endpoint string, l *header.Limit, stat
 	// turn, the later of one pair counted before the earlier of the
 	// next) compared only with the report just before kept a shared
 	// counter's votes from ever adding up.
-	turnedAny := false
+	//
+	// A turn is placed at the latest report it came after, not at the
+	// answer that showed it: a window that turned during a block is seen
+	// turning only at the first answer after the block, which may come a
+	// moment before the next turn (a window spent, a second's block, one
+	// request each of two routes in turn: the first answer at 3.90 s, the
+	// next window's at 4.04 s), and dated by that answer the next turn
+	// was taken for two counters, parting two routes that share one.
+	var turnedAfter time.Time
 	for i := range st.last {
-		if o := &st.last[i]; o.endpoint != "" && o.endpoint != endpoint {
-			turnedAny = st.compare(o, l, sentAt, now) || turnedAny
+		if o := &st.last[i]; o.endpoint != "" && o.endpoint != endpoint && st.compare(o, l, sentAt, now) {
+			turnedAfter = later(turnedAfter, o.at)
 		}
 	}
-	if turnedAny {
-		st.turnAt = now
+	if !turnedAfter.IsZero() {
+		st.turnAt = turnedAfter
 	}
 	st.record(endpoint, l, now)
 	return st.shared
