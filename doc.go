@@ -54,8 +54,12 @@
 //     are refused together again and again); the hypothesis is dropped when one
 //     of them draws far more than
 //     its share of the 429s, or when together they are accepted at under
-//     0.8 of what one was alone. A ceiling AIMD read at a cut is a
-//     hypothesis too: where the limiter has no burst, requests accepted at
+//     0.8 of what one was alone. A ceiling is the rate requests were
+//     accepted at when one was refused, or, lower by under a fifth, what
+//     the limiter took between that refusal and the one before (2 to 20 s
+//     of sending): a bucket empty at both took its rate in between, with
+//     none of the burst a meter of the last seconds holds. A ceiling AIMD
+//     read at a cut is a hypothesis too: where the limiter has no burst, requests accepted at
 //     1.05 times it, a meter window later, refute it. Where it has no burst
 //     (its first refusal came with at most one request accepted), a bucket
 //     refuses a request only less than one interval after the last it took,

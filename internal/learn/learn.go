@@ -59,7 +59,10 @@
 //     second only if the request after it is refused too: firstProbe); once AIMD
 //     paces the scope at a measured rate, for two intervals at that rate,
 //     doubling with each 429 in a row (the refused request's own retry
-//     still waits at least a second), or, for a limiter with no burst (at
+//     still waits at least a second until a cut has measured a ceiling,
+//     and then as long: near a ceiling the pace is a little fast, and a
+//     program that sends one request after another stalled a second at
+//     each refusal), or, for a limiter with no burst (at
 //     its first refusals, and paced between its bounds), one interval at
 //     the new pace, and, once paced between its bounds, the refused
 //     request's retry too: there is no window to wait out.
