@@ -21,9 +21,6 @@ const (
 	// blockReask: a request blocked for longer than twice this asks again
 	// halfway through the block, a few times however long it is.
 	blockReask = 100 * time.Millisecond
-	// boundGain is how much nearer than a block's end a request's own
-	// bound of a window's turn must be to be told to the store.
-	boundGain = 50 * time.Millisecond
 	// renewTTL is the lease TTL a Transport asks of a store that renews
 	// leases (a store.Renewer); it renews every renewEvery while the
 	// request runs, so a slot outlives no dead process by long and no
@@ -192,7 +189,6 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 	horizon := reserveHorizon
 	var prev time.Duration // the last pacing wait beyond the horizon
 	reasked := ""          // the scope whose block the last wait halved, to ask again
-	bounded := ""          // the scope whose block r's own bound of its turn was told for
 	var jit time.Duration  // the jitter added to that block's end
 	for {
 		budget := budget0
@@ -274,26 +270,6 @@ func (t *Transport) admitWait(req *http.Request, r *request) (err error) {
 			// Our turn is booked: the next in line may book theirs.
 			leave()
 			leave = nil
-		}
-		if d.Reason == store.Blocked && d.Scope != bounded {
-			// Blocked until a bound of a window's turn another caller's
-			// answer set (store.Block.Bound): this Transport's own answers
-			// may bound the turn nearer (the window's first answer came
-			// here, a window before it). Told to the store, which keeps
-			// the nearest bound while one is the block in force (never
-			// shortening a wait the server mandated), and asked again.
-			// Of many callers on one store, each sees a few answers of a
-			// window: the one that spent it bounds its turn by its own
-			// rounded-up reset, up to a second late, while another's
-			// first answer bounds it to the turn.
-			bounded = d.Scope
-			at := time.Now()
-			if turn, ok := t.learner.TurnBound(d.Scope, at); ok && turn.Before(at.Add(d.Wait-boundGain)) {
-				u := store.Update{Blocks: []store.Block{{Key: d.Scope, For: turn.Sub(at), Bound: true}}}
-				if st.Update(ctx, &u) == nil {
-					continue
-				}
-			}
 		}
 		wait := d.Wait
 		switch {

@@ -1,8 +1,6 @@
 package heed_test
 
 import (
-	"context"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,7 +12,6 @@ import (
 	"github.com/heedhttp/heed/heedtest"
 	"github.com/heedhttp/heed/memstore"
 	"github.com/heedhttp/heed/profile"
-	"github.com/heedhttp/heed/sim"
 	"github.com/heedhttp/heed/store"
 )
 
@@ -285,48 +282,4 @@ func TestBlockedWaiterSeesANearerBound(t *testing.T) {
 			})
 		})
 	}
-}
-
-// Two Transports on one store, one window of 4 per 2 s: the one whose
-// request opened the window knows it turns by that answer plus the window
-// (2.015 s); the other spends it at 0.83 s, its reset rounded up to whole
-// seconds, and the block it sets bounds the turn later. Blocked at 1 s,
-// the first tells the store its nearer bound, which keeps the nearer of
-// two bounds of one turn (never a mandated wait), and goes at 2.015 s
-// exactly (2.34 s without). Of a hundred Transports on Redis, each with an
-// answer or two of a window, the spender bounded the turn up to a second
-// late and every caller waited.
-func TestABlockedCallerTellsItsNearerBoundOfTheTurn(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		srv := sim.New(sim.Config{Provider: sim.IETF, Latency: 10 * time.Millisecond,
-			Limits: []sim.Limit{{Name: "w", Kind: sim.FixedWindow, Quota: 4, Window: 2 * time.Second}}})
-		st := memstore.New()
-		first := &heed.Transport{Base: srv.RoundTripper(), Store: st, Rand: zero()}
-		spender := &heed.Transport{Base: srv.RoundTripper(), Store: st, Rand: zero()}
-		start := time.Now()
-		get := func(tr *heed.Transport) {
-			t.Helper()
-			resp, err := send(context.Background(), tr, http.MethodGet, "https://api.test/v1/things", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		get(first) // answered at 0.01 s: 3 left of the window it opened
-		time.Sleep(800*time.Millisecond - time.Since(start))
-		for range 3 {
-			get(spender) // the last answered at 0.83 s: 0 left, the reset 2 s, rounded up
-		}
-		time.Sleep(time.Second - time.Since(start))
-		began := time.Now()
-		get(first)
-		sent := began.Sub(start) + time.Since(began) - 10*time.Millisecond
-		if want := 2015 * time.Millisecond; sent != want {
-			t.Errorf("the first caller's request sent at %v, want %v: its own bound of the turn, nearer than the spender's", sent, want)
-		}
-		if tr := srv.Truth(); tr.Rejected != 0 || tr.SentWhileBlocked != 0 {
-			t.Errorf("%d refused, %d sent while blocked: want none", tr.Rejected, tr.SentWhileBlocked)
-		}
-	})
 }

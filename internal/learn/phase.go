@@ -168,20 +168,6 @@ func (m *Memory) nextTurn(key string, now time.Time) (turn time.Time, ok, fixed 
 	return t, true, ph.turns > 0
 }
 
-// TurnBound returns the latest instant key's window turns by, as this
-// Memory's own answers bound it (nextTurn), where they do and it lies
-// after now. key is a limit's scope, or an endpoint whose one limit it is
-// (an endpoint is blocked for its one limit's window).
-func (m *Memory) TurnBound(key string, now time.Time) (time.Time, bool) {
-	turn, ok, _ := m.nextTurn(key, now)
-	if !ok {
-		if subs := m.SubScopes(key); len(subs) == 1 {
-			turn, ok, _ = m.nextTurn(subs[0].Key, now)
-		}
-	}
-	return turn, ok && turn.After(now)
-}
-
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a
