@@ -63,7 +63,13 @@ type hostRoute struct {
 	silent bool
 }
 
-var hostRuns = flag.Int("runs", 1, "runs of each host scenario; the tables show the run with heed's median figure")
+var (
+	hostRuns = flag.Int("runs", 1, "runs of each host scenario; the tables show the run with heed's median figure")
+	// hostSequential runs every host scenario as programs that send one
+	// request after another would: one worker per route (session 13 found
+	// two faults this way that several workers hid).
+	hostSequential = flag.Bool("sequential", false, "run each host scenario with one worker per route")
+)
 
 const tenant = "api.test"
 
@@ -325,6 +331,12 @@ func runHost(ctx context.Context, sc hostScenario, clients []workload.Client) []
 }
 
 func runHostClient(ctx context.Context, sc hostScenario, c workload.Client) hostRow {
+	if *hostSequential {
+		sc.routes = slices.Clone(sc.routes)
+		for i := range sc.routes {
+			sc.routes[i].workers = 1
+		}
+	}
 	cfg := sc.cfg()
 	srv := sim.New(cfg)
 	rt := c.New(&wire{base: srv.RoundTripper(), name: c.Name})
@@ -589,8 +601,12 @@ func hostGoodput(t *testing.T, md *strings.Builder) {
 				table += fmt.Sprintf("\nThe run with heed's median accepted count of %d runs; heed's accepted from %d to %d, heed÷none from %.2f to %.2f.\n",
 					len(runs), runs[0][0].accepted, runs[len(runs)-1][0].accepted, lo, hi)
 			}
-			t.Logf("%s: %s\n%s", sc.name, sc.about, table)
-			fmt.Fprintf(md, "\n## %s\n\n%s.\n\n%s", sc.name, sc.about, table)
+			about := sc.about
+			if *hostSequential {
+				about += "; run with -sequential: one worker per route, whatever this says"
+			}
+			t.Logf("%s: %s\n%s", sc.name, about, table)
+			fmt.Fprintf(md, "\n## %s\n\n%s.\n\n%s", sc.name, about, table)
 			misses := hostMisses(sc, rows)
 			for _, m := range misses {
 				if strict() {
