@@ -48,6 +48,18 @@ func send(ctx context.Context, rt http.RoundTripper, method, url, body string) (
 	return resp, err
 }
 
+// loop sends GET url through rt one request after another, each iteration
+// taking at least pace, until the clock reaches until: a program's loop.
+// Errors and refusals are the server's ground truth to count, not the
+// loop's to report.
+func loop(rt http.RoundTripper, url string, pace time.Duration, until time.Time) {
+	for time.Now().Before(until) {
+		began := time.Now()
+		_, _ = send(context.Background(), rt, http.MethodGet, url, "")
+		time.Sleep(pace - time.Since(began))
+	}
+}
+
 // fetch is do for worker goroutines: it reports a failure with t.Error,
 // since t.Fatal must be called from the test's own goroutine.
 func fetch(t *testing.T, rt http.RoundTripper, method, url, body string) {

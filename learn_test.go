@@ -3,7 +3,6 @@ package heed_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -159,15 +158,7 @@ func TestAIMDOfAFleetOnOneStore(t *testing.T) {
 			tr := &heed.Transport{Base: srv.RoundTripper(), Store: st, Rand: rand.New(rand.NewPCG(uint64(i), 1))}
 			wg.Go(func() {
 				time.Sleep(time.Duration(i) * pace / fleet) // spread over the pace
-				for time.Since(start) < run {
-					began := time.Now()
-					resp, err := send(context.Background(), tr, http.MethodGet, "https://api.test/v1/things", "")
-					if err == nil {
-						_, _ = io.Copy(io.Discard, resp.Body)
-						resp.Body.Close()
-					}
-					time.Sleep(pace - time.Since(began))
-				}
+				loop(tr, "https://api.test/v1/things", pace, start.Add(run))
 			})
 		}
 		wg.Wait()
@@ -743,17 +734,8 @@ func TestAIMDOneWorkerOnABucket(t *testing.T) {
 		srv := sim.New(sim.Config{Provider: sim.Silent, Seed: 16, Latency: 10 * time.Millisecond, Limits: []sim.Limit{
 			{Name: "bucket", Quota: 40, Window: time.Second}}}) // 40/s, a burst of 40
 		tr := &heed.Transport{Base: srv.RoundTripper(), Rand: rand.New(rand.NewPCG(1, 2))}
-		start := time.Now()
 		const run = 20 * time.Second
-		for time.Since(start) < run {
-			began := time.Now()
-			resp, err := send(context.Background(), tr, http.MethodGet, "https://api.test/v1/things", "")
-			if err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			time.Sleep(10*time.Millisecond - time.Since(began))
-		}
+		loop(tr, "https://api.test/v1/things", 10*time.Millisecond, time.Now().Add(run))
 		truth := srv.Truth()
 		allowed := 40*run.Seconds() + 40 // the rate, and the burst at the start
 		used := float64(truth.Accepted) / allowed

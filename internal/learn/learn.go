@@ -1080,7 +1080,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack tim
 	// The gap to the request before this refused one bounds a no-burst
 	// limiter's rate (see noBurstGap) where it is the endpoint's own
 	// scope and this Memory its only sender.
-	own := !m.fleetShared(r, m.ownRate(r, now))
+	own := !m.othersShare(r, now)
 	solo := key == r.Endpoint && !m.fleetShared(r, acc)
 	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, slack, now, minGap, acc, solo, own)
 	if !ok {
@@ -1152,12 +1152,19 @@ func (m *Memory) measuredRate(r *Request, now time.Time) float64 {
 	return m.fleetLocked(r, m.ownRateLocked(r, wide, now))
 }
 
-// ownRate is ownRateLocked, m.mu not held.
-func (m *Memory) ownRate(r *Request, now time.Time) float64 {
+// othersShare reports whether other callers of the store send on r's AIMD
+// scope, judged by this Memory's own accepted rate (fleetRateLocked).
+func (m *Memory) othersShare(r *Request, now time.Time) bool {
 	m.lock()
 	defer m.mu.Unlock()
+	return m.othersShareLocked(r, now)
+}
+
+// othersShareLocked is othersShare; m.mu is held.
+func (m *Memory) othersShareLocked(r *Request, now time.Time) bool {
 	_, wide := m.widenedLocked(r.Tenant, r.Endpoint, now)
-	return m.ownRateLocked(r, wide, now)
+	_, fleet := m.fleetRateLocked(r, m.ownRateLocked(r, wide, now))
+	return fleet
 }
 
 // ownRateLocked is the accepted rate of r's AIMD scope as this Memory

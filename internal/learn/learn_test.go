@@ -2668,27 +2668,36 @@ func TestSlidingStepNotFromAWindowARequestOpened(t *testing.T) {
 	}
 }
 
-// A cut leaves no pace above the rate requests were accepted at when the
-// server refused one: a slow start that a bucket's burst let run to twice
-// the bucket's rate, cut by a tenth, would still be refused every other
-// request (nginx's 503s block nothing to hold it back meanwhile).
-func TestCutNoFasterThanTheAcceptedRate(t *testing.T) {
+// cutInSlowStart returns a Memory whose endpoint r (with no default rate)
+// was accepted at 20 a second for a second, cut once in slow start at 1 s
+// (no ceiling yet) and then accepted at 10 a second until 4 s, and send,
+// which plans an answer of r with status sent and answered at ms.
+func cutInSlowStart() (*Memory, *Request, func(status, ms int) Plan) {
 	r := request()
 	r.Rate = 0
-	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
-	var m Memory
-	send := func(status int, ms int) Plan {
+	m := &Memory{}
+	send := func(status, ms int) Plan {
+		at := t0.Add(time.Duration(ms) * time.Millisecond)
 		var p Plan
-		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at(ms), Now: at(ms)}, &p)
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at, Now: at}, &p)
 		return p
 	}
 	for ms := 0; ms < 1000; ms += 50 {
 		send(200, ms)
 	}
-	send(429, 1000) // the first cut: no ceiling yet
+	send(429, 1000)
 	for ms := 1100; ms < 4000; ms += 100 {
-		send(200, ms) // accepted at 10 a second
+		send(200, ms)
 	}
+	return m, r, send
+}
+
+// A cut leaves no pace above the rate requests were accepted at when the
+// server refused one: a slow start that a bucket's burst let run to twice
+// the bucket's rate, cut by a tenth, would still be refused every other
+// request (nginx's 503s block nothing to hold it back meanwhile).
+func TestCutNoFasterThanTheAcceptedRate(t *testing.T) {
+	_, r, send := cutInSlowStart()
 	p := send(503, 4000)
 	i := slices.IndexFunc(p.Update.Rates, func(ru store.RateUpdate) bool { return ru.Key == r.Endpoint && ru.Factor > 0 })
 	if i < 0 {
@@ -2712,21 +2721,7 @@ func TestCutNoFasterThanTheAcceptedRate(t *testing.T) {
 func TestCutCeilingFromTheCycleBetweenRefusals(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	run := func(idleAt, slowFor int) (ceiling, meter float64) {
-		r := request()
-		r.Rate = 0
-		var m Memory
-		send := func(status int, ms int) Plan {
-			var p Plan
-			m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at(ms), Now: at(ms)}, &p)
-			return p
-		}
-		for ms := 0; ms < 1000; ms += 50 {
-			send(200, ms)
-		}
-		send(429, 1000) // the first cut: no ceiling yet
-		for ms := 1100; ms < 4000; ms += 100 {
-			send(200, ms)
-		}
+		m, r, send := cutInSlowStart()
 		send(429, 4000) // the second: the ceiling from the meter
 		ms := 5000
 		for ; ms < 5000+slowFor; ms += 1000 / 9 {

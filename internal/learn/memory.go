@@ -998,9 +998,7 @@ func (m *Memory) bareBlock(r *Request, now time.Time) (time.Duration, bool) {
 		// meanwhile and read as its rate. Not where others share the
 		// scope through the store: one caller's stall stalls none of
 		// theirs, and their retries together would come as a burst.
-		_, wide := m.widenedLocked(r.Tenant, r.Endpoint, now)
-		_, fleet := m.fleetRateLocked(r, m.ownRateLocked(r, wide, now))
-		early = st.ceiling > 0 && !fleet
+		early = st.ceiling > 0 && !m.othersShareLocked(r, now)
 	}
 	for i := 1; i < st.run && d < BareBlockMax; i++ {
 		d *= 2
