@@ -2,6 +2,7 @@ package bench
 
 import (
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-chi/httprate"
@@ -25,20 +27,6 @@ var tpOffset = flag.Float64("tp.offset", -1, "TestThirdPartyHTTPRate: start the 
 // response, Retry-After on a 429. Each route has its own limiter; /d/ and
 // /e/ share one, which their headers do not say. Keyed per client.
 func TestThirdPartyHTTPRate(t *testing.T) {
-	var mu sync.Mutex
-	accepted := map[string]map[string]int{} // client, route
-	ok := func(route string) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			c := r.Header.Get("X-Client")
-			if accepted[c] == nil {
-				accepted[c] = map[string]int{}
-			}
-			accepted[c][route]++
-			mu.Unlock()
-			w.Write([]byte("ok"))
-		})
-	}
 	if *tpOffset >= 0 {
 		// httprate's windows start where its limiter starts, a fraction of
 		// a second into one: place that fraction, to look at one phase.
@@ -48,6 +36,95 @@ func TestThirdPartyHTTPRate(t *testing.T) {
 			at = at.Add(time.Second)
 		}
 		time.Sleep(time.Until(at))
+	}
+	h := newHTTPRateHost()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	routes := tpFilter(httprateRoutes)
+	wires := runTP(t, srv.URL, routes)
+	h.count(wires)
+	table := tpReport(t, "go-chi/httprate "+httprateVersion(), routes, wires, true)
+	tpWrite(t, "go-chi/httprate", "go-chi/httprate "+httprateVersion()+" (a Go middleware; sliding window counter, X-RateLimit-* with epoch resets, Retry-After on a 429) on net/http on loopback; one limiter per route, /d/ and /e/ sharing one; keyed per client. *accepted*: the handler's own count.", table)
+}
+
+// TestThirdPartyHTTPRateVirtual runs TestThirdPartyHTTPRate's comparison
+// in virtual time (testing/synctest): httprate's own handlers, which read
+// only time.Now, served in the bubble with a millisecond each way
+// (handlerTransport), for every phase of a second its windows can start
+// at. Deterministic up to goroutine scheduling, and some seconds of CPU
+// for minutes of traffic: a phase the real-time test meets by chance is
+// met here every run. As the real-time test, it fails on a request sent
+// while a Retry-After ran, and on accepting fewer than the client with no
+// handling only with HEED_STRICT_TARGETS=1.
+func TestThirdPartyHTTPRateVirtual(t *testing.T) {
+	for _, phase := range []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, 750 * time.Millisecond} {
+		t.Run(fmt.Sprintf("windows %v into a second", phase), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				modernClock()
+				time.Sleep(phase)
+				h := newHTTPRateHost()
+				routes := tpFilter(httprateRoutes)
+				wires := runTPOver(t, func() http.RoundTripper { return handlerTransport{h: h, latency: time.Millisecond} }, "http://httprate.test", routes)
+				h.count(wires)
+				tpReport(t, "go-chi/httprate "+httprateVersion()+", virtual time", routes, wires, true)
+			})
+		})
+	}
+}
+
+// handlerTransport serves each request with h in this process, latency
+// after the request is sent and again before its answer: in a synctest
+// bubble, a server in virtual time.
+type handlerTransport struct {
+	h       http.Handler
+	latency time.Duration
+}
+
+func (ht handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !sleepCtx(req.Context(), ht.latency) {
+		return nil, req.Context().Err()
+	}
+	rec := httptest.NewRecorder()
+	ht.h.ServeHTTP(rec, req)
+	resp := rec.Result()
+	resp.Request = req
+	if !sleepCtx(req.Context(), ht.latency) {
+		return nil, req.Context().Err()
+	}
+	return resp, nil
+}
+
+// httprateRoutes are the routes newHTTPRateHost serves.
+var httprateRoutes = []tpRoute{
+	{name: "/a/ 10/1s", path: "/a/", workers: 2},
+	{name: "/b/ 20/2s", path: "/b/", workers: 2},
+	{name: "/c/ 30/10s", path: "/c/", workers: 2},
+	{name: "/d/ 20/1s, one limiter with /e/", path: "/d/", workers: 2},
+	{name: "/e/ 20/1s, one limiter with /d/", path: "/e/", workers: 2},
+}
+
+// httprateHost serves httprateRoutes, each behind its own httprate limiter
+// but /d/ and /e/, which share one (their headers do not say so), keyed on
+// X-Client; it counts what each client's requests reached the handler.
+type httprateHost struct {
+	http.Handler
+	mu       sync.Mutex
+	accepted map[string]map[string]int // client, route
+}
+
+func newHTTPRateHost() *httprateHost {
+	h := &httprateHost{accepted: map[string]map[string]int{}}
+	ok := func(route string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.mu.Lock()
+			c := r.Header.Get("X-Client")
+			if h.accepted[c] == nil {
+				h.accepted[c] = map[string]int{}
+			}
+			h.accepted[c][route]++
+			h.mu.Unlock()
+			w.Write([]byte("ok"))
+		})
 	}
 	byClient := httprate.WithKeyFuncs(func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil })
 	limit := func(n int, per time.Duration) func(http.Handler) http.Handler {
@@ -60,24 +137,23 @@ func TestThirdPartyHTTPRate(t *testing.T) {
 	shared := limit(20, time.Second)
 	mux.Handle("/d/", shared(ok("/d/")))
 	mux.Handle("/e/", shared(ok("/e/")))
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	h.Handler = mux
+	return h
+}
 
-	routes := tpFilter([]tpRoute{
-		{name: "/a/ 10/1s", path: "/a/", workers: 2},
-		{name: "/b/ 20/2s", path: "/b/", workers: 2},
-		{name: "/c/ 30/10s", path: "/c/", workers: 2},
-		{name: "/d/ 20/1s, one limiter with /e/", path: "/d/", workers: 2},
-		{name: "/e/ 20/1s, one limiter with /d/", path: "/e/", workers: 2},
-	})
-	wires := runTP(t, srv.URL, routes)
-	mu.Lock()
+// count sets each wire's accepted counts from the handler's.
+func (h *httprateHost) count(wires map[string]*tpWire) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for client, w := range wires {
 		for path, c := range w.routes {
-			c.accepted = accepted[client][path]
+			c.accepted = h.accepted[client][path]
 		}
 	}
-	mu.Unlock()
+}
+
+// httprateVersion is the httprate version the tests built with.
+func httprateVersion() string {
 	ver := "?"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
@@ -95,6 +171,5 @@ func TestThirdPartyHTTPRate(t *testing.T) {
 			}
 		}
 	}
-	table := tpReport(t, "go-chi/httprate "+ver, routes, wires, true)
-	tpWrite(t, "go-chi/httprate", "go-chi/httprate "+ver+" (a Go middleware; sliding window counter, X-RateLimit-* with epoch resets, Retry-After on a 429) on net/http on loopback; one limiter per route, /d/ and /e/ sharing one; keyed per client. *accepted*: the handler's own count.", table)
+	return ver
 }

@@ -190,25 +190,44 @@ func tpFilter(routes []tpRoute) []tpRoute {
 	})
 }
 
+// tpWorkers, when above 0, runs that many workers per route instead of
+// each route's own number: 1 is a program's loop, one request after
+// another.
+var tpWorkers = flag.Int("tp.workers", 0, "third-party tests: workers per route (0: each route's own, 2)")
+
 // runTP runs heed and none against baseURL at the same time, for
-// -tp.for, and returns their wire counts per route.
+// -tp.for, each over a fresh loopback transport, and returns their wire
+// counts per route.
 func runTP(t *testing.T, baseURL string, routes []tpRoute) map[string]*tpWire {
+	return runTPOver(t, func() http.RoundTripper {
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.MaxIdleConnsPerHost = 64
+		t.Cleanup(base.CloseIdleConnections)
+		return base
+	}, baseURL, routes)
+}
+
+// runTPOver is runTP over the transports newBase returns, one per client.
+// Its clock is time's: in a synctest bubble, with a base that serves in
+// the bubble (handlerTransport), it runs in virtual time.
+func runTPOver(t *testing.T, newBase func() http.RoundTripper, baseURL string, routes []tpRoute) map[string]*tpWire {
 	ctx, cancel := context.WithTimeout(t.Context(), *tpFor)
 	defer cancel()
 	wires := map[string]*tpWire{}
 	var wg sync.WaitGroup
 	for name, mk := range tpClients() {
-		base := http.DefaultTransport.(*http.Transport).Clone()
-		base.MaxIdleConnsPerHost = 64
-		defer base.CloseIdleConnections()
-		w := &tpWire{base: base, client: name, routes: map[string]*tpCount{}}
+		w := &tpWire{base: newBase(), client: name, routes: map[string]*tpCount{}}
 		for _, r := range routes {
 			w.routes[r.path] = &tpCount{}
 		}
 		wires[name] = w
 		rt := mk(w)
 		for _, r := range routes {
-			for range r.workers {
+			workers := r.workers
+			if *tpWorkers > 0 {
+				workers = *tpWorkers
+			}
+			for range workers {
 				wg.Go(func() {
 					for ctx.Err() == nil {
 						start := time.Now()
@@ -283,7 +302,7 @@ func tpWrite(t *testing.T, name, about, table string) {
 	}
 	var md strings.Builder
 	md.WriteString("# heed against real rate limiters\n\nProduced by `cd bench && go test -run ThirdParty -v -count=1 -write` (real time, loopback; heed zero-config and a client with no rate-limit handling, at the same time, " +
-		strconv.Itoa(int(*tpFor/time.Second)) + "s each, two workers per route, each iteration at least " + tpPace.String() + ").\n\n")
+		strconv.Itoa(int(*tpFor/time.Second)) + "s each, " + tpWorkersText() + ", each iteration at least " + tpPace.String() + ").\n\n")
 	for _, k := range []string{"express-rate-limit", "nginx limit_req", "go-chi/httprate"} {
 		if s, ok := tpResults.m[k]; ok {
 			md.WriteString(s + "\n")
@@ -292,6 +311,17 @@ func tpWrite(t *testing.T, name, about, table string) {
 	if err := os.WriteFile("RESULTS-thirdparty.md", []byte(md.String()), 0o644); err != nil {
 		t.Error(err)
 	}
+}
+
+// tpWorkersText says how many workers each route had.
+func tpWorkersText() string {
+	switch *tpWorkers {
+	case 0:
+		return "two workers per route"
+	case 1:
+		return "one worker per route (-tp.workers 1)"
+	}
+	return fmt.Sprintf("%d workers per route (-tp.workers %d)", *tpWorkers, *tpWorkers)
 }
 
 // startProcess starts cmd, waits until a line of its output contains
