@@ -85,7 +85,9 @@ func (ht handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, req.Context().Err()
 	}
 	rec := httptest.NewRecorder()
-	ht.h.ServeHTTP(rec, req)
+	in := req.Clone(req.Context())
+	in.RemoteAddr = "127.0.0.1:40000" // as a server sees it
+	ht.h.ServeHTTP(rec, in)
 	resp := rec.Result()
 	resp.Request = req
 	if !sleepCtx(req.Context(), ht.latency) {
@@ -153,11 +155,14 @@ func (h *httprateHost) count(wires map[string]*tpWire) {
 }
 
 // httprateVersion is the httprate version the tests built with.
-func httprateVersion() string {
+func httprateVersion() string { return moduleVersion("github.com/go-chi/httprate") }
+
+// moduleVersion is the version of a module the tests built with.
+func moduleVersion(path string) string {
 	ver := "?"
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, d := range bi.Deps {
-			if d.Path == "github.com/go-chi/httprate" {
+			if d.Path == path {
 				ver = d.Version
 			}
 		}
@@ -166,7 +171,7 @@ func httprateVersion() string {
 		// A test binary's build info lists no dependencies: the module's
 		// requirement says which version it built with.
 		for line := range strings.Lines(string(mod)) {
-			if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/go-chi/httprate" {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == path {
 				ver = f[1]
 			}
 		}
