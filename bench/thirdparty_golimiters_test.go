@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -33,13 +32,14 @@ import (
 // HEED_STRICT_TARGETS=1.
 func TestThirdPartyGoLimitersVirtual(t *testing.T) {
 	for _, lim := range []struct {
-		name, about string
-		routes      []tpRoute
-		mux         func(ok func(string) http.Handler) http.Handler
+		name, section, about string
+		routes               []tpRoute
+		mux                  func(ok func(string) http.Handler) http.Handler
 	}{
 		{
-			name:  "throttled/throttled " + moduleVersion("github.com/throttled/throttled/v2"),
-			about: "GCRA",
+			name:    "throttled/throttled " + moduleVersion("github.com/throttled/throttled/v2"),
+			section: "throttled/throttled, virtual time",
+			about:   "GCRA (a token bucket kept as a theoretical arrival time); X-RateLimit-Limit (the burst and one), -Remaining, -Reset (seconds until the bucket is full, rounded up); on a 429, Retry-After rounded up to a whole second",
 			routes: []tpRoute{
 				{name: "/t1/ 10/s burst 5", path: "/t1/", workers: 2},
 				{name: "/t2/ 60/min burst 10", path: "/t2/", workers: 2},
@@ -66,8 +66,9 @@ func TestThirdPartyGoLimitersVirtual(t *testing.T) {
 			},
 		},
 		{
-			name:  "didip/tollbooth " + moduleVersion("github.com/didip/tollbooth/v7"),
-			about: "x/time/rate token bucket",
+			name:    "didip/tollbooth " + moduleVersion("github.com/didip/tollbooth/v7"),
+			section: "didip/tollbooth, virtual time",
+			about:   "x/time/rate's token bucket; RateLimit-Limit (the rate, rounded), RateLimit-Remaining (tokens left), RateLimit-Reset of 1 on every answer; a 429 with no Retry-After",
 			routes: []tpRoute{
 				{name: "/b1/ 10/s burst 10", path: "/b1/", workers: 2},
 				{name: "/b2/ 2.5/s burst 2", path: "/b2/", workers: 2},
@@ -103,7 +104,7 @@ func TestThirdPartyGoLimitersVirtual(t *testing.T) {
 					})
 				}
 				routes := tpFilter(lim.routes)
-				wires := runTPOver(t, func() http.RoundTripper {
+				wires := runTPOver(t, *tpVirtualFor, func() http.RoundTripper {
 					return handlerTransport{h: lim.mux(ok), latency: time.Millisecond}
 				}, "http://limiter.test", routes)
 				mu.Lock()
@@ -113,7 +114,8 @@ func TestThirdPartyGoLimitersVirtual(t *testing.T) {
 					}
 				}
 				mu.Unlock()
-				tpReport(t, fmt.Sprintf("%s (%s), virtual time", lim.name, lim.about), routes, wires, true)
+				table := tpReport(t, lim.name+", virtual time", *tpVirtualFor, routes, wires, true)
+				tpWrite(t, lim.section, lim.name+": "+lim.about+". Each client has limiters of its own; in virtual time. *accepted*: the handler's own count.", table)
 			})
 		})
 	}

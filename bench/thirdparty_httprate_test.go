@@ -43,7 +43,7 @@ func TestThirdPartyHTTPRate(t *testing.T) {
 	routes := tpFilter(httprateRoutes)
 	wires := runTP(t, srv.URL, routes)
 	h.count(wires)
-	table := tpReport(t, "go-chi/httprate "+httprateVersion(), routes, wires, true)
+	table := tpReport(t, "go-chi/httprate "+httprateVersion(), *tpFor, routes, wires, true)
 	tpWrite(t, "go-chi/httprate", "go-chi/httprate "+httprateVersion()+" (a Go middleware; sliding window counter, X-RateLimit-* with epoch resets, Retry-After on a 429) on net/http on loopback; one limiter per route, /d/ and /e/ sharing one; keyed per client. *accepted*: the handler's own count.", table)
 }
 
@@ -57,6 +57,7 @@ func TestThirdPartyHTTPRate(t *testing.T) {
 // while a Retry-After ran, and on accepting fewer than the client with no
 // handling only with HEED_STRICT_TARGETS=1.
 func TestThirdPartyHTTPRateVirtual(t *testing.T) {
+	var md strings.Builder
 	for _, phase := range []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, 750 * time.Millisecond} {
 		t.Run(fmt.Sprintf("windows %v into a second", phase), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -64,12 +65,14 @@ func TestThirdPartyHTTPRateVirtual(t *testing.T) {
 				time.Sleep(phase)
 				h := newHTTPRateHost()
 				routes := tpFilter(httprateRoutes)
-				wires := runTPOver(t, func() http.RoundTripper { return handlerTransport{h: h, latency: time.Millisecond} }, "http://httprate.test", routes)
+				wires := runTPOver(t, *tpVirtualFor, func() http.RoundTripper { return handlerTransport{h: h, latency: time.Millisecond} }, "http://httprate.test", routes)
 				h.count(wires)
-				tpReport(t, "go-chi/httprate "+httprateVersion()+", virtual time", routes, wires, true)
+				table := tpReport(t, "go-chi/httprate "+httprateVersion()+", virtual time", *tpVirtualFor, routes, wires, true)
+				fmt.Fprintf(&md, "Windows starting %v into a second:\n\n%s\n", phase, table)
 			})
 		})
 	}
+	tpWrite(t, "go-chi/httprate, virtual time", "As above, in virtual time, at four phases of a second for its windows.", strings.TrimSuffix(md.String(), "\n"))
 }
 
 // handlerTransport serves each request with h in this process, latency
