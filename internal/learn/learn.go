@@ -30,6 +30,14 @@
 //     spent one is tried one steady interval after its turn; windows of up
 //     to two seconds whose resets step a window apart are paced at their
 //     steady rate from their second window.
+//   - A count with a reset and no window stated whose answers rise twice
+//     within half its longest reset (a token bucket's or GCRA's, whose
+//     reset says when it is full, rounded up: throttled/throttled's 1 for
+//     any bucket that fills within a second) refills as time passes: it is
+//     paced at the rate it was measured to refill at (what came back over
+//     a span of answers, a lower bound, raised once a second while the
+//     pace finds the count full) and, spent, blocked for one unit's time
+//     at that rate, not to its reset (refillCount).
 //   - A count no header names is the endpoint's own until its values and
 //     another endpoint's, in one window, fill each other's gaps and never
 //     repeat each other's (sharedUnnamed): one counter, the tenant's.
@@ -465,6 +473,17 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			lw.Window, lw.Known = max(sl.window, sl.step), lw.Known|header.HasWindow
 			l = &lw
 		}
+		// A count that refills as time passes (a token bucket, GCRA) and
+		// states no window: paced at the rate it was measured to refill
+		// at, and, spent, held until a unit is back (refillIn), not to
+		// its reset, which says when it is full.
+		var refillIn time.Duration
+		if rr, ok := m.refillCount(key, l, in.Status, in.SentAt, now); ok && !l.Has(header.HasWindow) && l.Quota/rr <= steadyMaxWindow.Seconds() {
+			lw := *l
+			lw.Window, lw.Known = time.Duration(float64(time.Second)*l.Quota/rr), lw.Known|header.HasWindow
+			l = &lw
+			refillIn = time.Duration(float64(time.Second) / rr)
+		}
 		steady, rate, burst := math.Inf(1), math.Inf(1), 1.0
 		ttl := store.DefaultRateTTL
 		short := l.Has(header.HasWindow) && l.Window > 0 && l.Window <= steadyMaxWindow
@@ -518,7 +537,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 				// those resets are truncated, lower bounds.
 				rounded, whole = true, l.Reset.Sub(now)
 			}
-			if short {
+			if short && refillIn == 0 {
 				m.observeWindow(key, l.Window, l.Quota, l.Remaining, whole, in.SentAt, now)
 				if opened {
 					// After the reading: the window's first answer, which
@@ -565,7 +584,11 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 							resetIn, bound = turn.Sub(now), false
 						}
 					}
-					if slideIn > 0 && in.Status < 400 {
+					if refillIn > 0 && in.Status < 400 {
+						// A bucket: a unit is back within one interval of
+						// its measured rate, whatever its reset says.
+						resetIn, bound = min(refillIn, resetIn), false
+					} else if slideIn > 0 && in.Status < 400 {
 						// Accepted with nothing left: the limit is reached,
 						// and a unit comes back as the last window slides
 						// out, often long before the reset; where this
@@ -627,7 +650,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// A count spent at once is also told, as a debt (Free,
 					// below), paid off at the bucket's rate.
 				}
-				if short && rounded {
+				if short && rounded && refillIn == 0 {
 					if turn, ok, fixed := m.nextTurn(key, now); ok && fixed && slideIn == 0 && turn.Sub(now) < resetIn+time.Second {
 						// A fixed window whose turns heed has seen, and whose
 						// remaining count it reads: no margin is needed,

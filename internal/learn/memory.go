@@ -56,6 +56,8 @@ const (
 //     store what is left was sent, so that a response overtaken by a later
 //     one (sent earlier, reporting more left) tells nothing.
 //   - slides: per scope, the evidence that a count slides (slidingCount).
+//   - refills: per scope, the evidence that a count refills as time passes,
+//     and the rate it was measured to refill at (refillCount).
 //   - peers: per kind of count no header names, the values its endpoints'
 //     answers said were left in their last two windows, which pairs of
 //     them share a counter (sharedUnnamed), and which endpoints' values in
@@ -89,6 +91,7 @@ type Memory struct {
 	resets     map[string]time.Duration // the longest reset seen of a spread window (nearWindow)
 	peers      map[peerKind]*peerState  // counts no header names, by kind (sharedUnnamed)
 	slides     map[string]*slideState   // counts that free units as time passes (slidingCount)
+	refills    map[string]*refillState  // counts that refill as time passes (refillCount)
 }
 
 // openEst is the least bound of a window's length that its fresh windows'

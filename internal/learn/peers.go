@@ -369,6 +369,7 @@ func (m *Memory) seedShared(key, from string) {
 	seed(&m.resets, key, from, nil)
 	seed(&m.windows, key, from, nil)
 	seed(&m.slides, key, from, func(sl *slideState) *slideState { cp := *sl; return &cp })
+	seed(&m.refills, key, from, func(rs *refillState) *refillState { cp := *rs; return &cp })
 }
 
 // seed copies (with cp, where the value is a pointer) from's entry of a

@@ -1,0 +1,153 @@
+package learn
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/heedhttp/heed/header"
+)
+
+// A count that refills as time passes rather than at a window's turn: a
+// token bucket's (x/time/rate's, as didip/tollbooth serves it) or GCRA's
+// (throttled/throttled's, redis-cell's). Its reset, where it states one,
+// is when the bucket is full again, rounded up to whole seconds
+// (throttled's X-RateLimit-Reset is 1 for any bucket that fills within a
+// second), or a constant (tollbooth's RateLimit-Reset: 1). Either way it
+// says nothing of the rate: read as a window of a second, a bucket of 6
+// refilling 10 a second was paced at a fraction of that, and an answer of
+// 0 left held to the rounded reset, ten times the 100 ms a unit takes to
+// come back.
+//
+// The evidence is the count's own answers. Where a request was sent after
+// the answer before it came, the server counted it after that answer's; a
+// count that falls only as requests come and rises only at a window's
+// turn then says at least one less. An answer that says as much left, or
+// more, got a unit back: a rise. A window turns once in its length, and
+// its reset bounds its length, so two rises less than half the longest
+// reset apart are no window's turns: the count refills (refillState.refills).
+// Other clients and endpoints sharing the count only lower it; they forge
+// no rise.
+//
+// The rate is measured, not read: over a span of answers, what came back
+// is what the last answer says is left, less what the first said, plus the
+// requests accepted between them. That is a lower bound: a bucket that
+// was full for a while refilled more than it could hold, requests still in
+// flight were counted but not yet seen, and counts are whole units (one
+// less is taken). The greatest such bound over spans of refillSpan or
+// more is the rate, until a refusal says it was too high.
+//
+// A count so measured is paced only where a quota takes no more than
+// steadyMaxWindow to refill; a slower one is a long window's, spread as one.
+//
+// Memory: one refillState a scope, in a map of at most MaxEntries.
+type refillState struct {
+	// The span measured: when its first answer's request was sent, what
+	// that answer said was left, and the requests accepted since.
+	from time.Time
+	r0   float64
+	n    int
+	// The newest answer: when its request was sent and when it came, and
+	// what it said was left.
+	lastSent, lastAt time.Time
+	last             float64
+	seen             bool
+	rise             time.Time     // when the last rise's request was sent
+	raised           time.Time     // when the rate was last raised
+	longest          time.Duration // the longest reset seen
+	refills          bool
+	rate             float64 // units a second; 0 until measured
+}
+
+const (
+	// refillSpan is the shortest span whose refill is measured: a
+	// request's transit, which its send time stands in for the server's
+	// count by, is a small part of it.
+	refillSpan = 250 * time.Millisecond
+	// refillSpanMax is the longest: a span is started again after it, so
+	// that the rate follows the count.
+	refillSpanMax = 4 * time.Second
+	// refillRaise is how much a rate that finds the count full is raised,
+	// at most once every refillRaiseEvery.
+	refillRaise      = 1.25
+	refillRaiseEvery = time.Second
+	// refillMaxRate bounds a rate raised while the count stays full: a
+	// bucket no pace spends needs no pace.
+	refillMaxRate = 1e6
+)
+
+// refillCount records an answer of a count with a reset and no window
+// stated, and returns the rate it refills at and whether it is known to
+// refill continuously (refillState); 0 and false until both are known.
+// Resets stated as instants in whole seconds are slidingCount's, and a
+// provider's bucket with a reset to when it is full (FullReset) is read as
+// one already.
+func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, now time.Time) (float64, bool) {
+	if !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Has(header.HasWindow) || l.Quota < 1 ||
+		wholeInstant(l) || FullReset(l.Dialect) {
+		return 0, false
+	}
+	in := l.Reset.Sub(now)
+	if in <= 0 || in > steadyMaxWindow {
+		return 0, false
+	}
+	m.lock()
+	defer m.mu.Unlock()
+	s, ok := m.refills[key]
+	if !ok {
+		reset(&m.refills)
+		s = &refillState{}
+		m.refills[key] = s
+	}
+	s.longest = max(s.longest, in)
+	accepted := status < 400
+	if status == http.StatusTooManyRequests {
+		// Refused: the rate measured was too high, or the count is
+		// spent by others too. Measured again from here.
+		s.rate, s.seen = 0, false
+		return 0, false
+	}
+	if accepted && s.seen && sentAt.After(s.from) {
+		s.n++
+	}
+	if !s.seen || sentAt.Before(s.lastSent) {
+		if !s.seen {
+			s.from, s.r0, s.n, s.seen = sentAt, l.Remaining, 0, true
+			s.lastSent, s.lastAt, s.last = sentAt, now, l.Remaining
+		}
+		return s.rate, s.refills && s.rate > 0
+	}
+	if accepted && sentAt.After(s.lastAt) && l.Remaining >= s.last {
+		if !s.rise.IsZero() && sentAt.Sub(s.rise) < s.longest/2 {
+			s.refills = true
+		}
+		s.rise = sentAt
+	}
+	s.lastSent, s.lastAt, s.last = sentAt, now, l.Remaining
+	span := sentAt.Sub(s.from)
+	measured := 0.0
+	if back := l.Remaining - s.r0 + float64(s.n) - 1; back > 0 && span >= refillSpan {
+		measured = back / span.Seconds()
+	}
+	switch {
+	case accepted && l.Remaining >= l.Quota-1:
+		// Full: what came back past full is lost, so the span ends here,
+		// and a pace that finds the count full is below its rate: raised
+		// (once a span), to be measured again where it spends the count.
+		s.rate = max(s.rate, measured)
+		if s.refills && s.rate > 0 && s.rate < refillMaxRate && sentAt.Sub(s.raised) >= refillRaiseEvery {
+			s.rate *= refillRaise
+			s.raised = sentAt
+		}
+		s.from, s.r0, s.n = sentAt, l.Remaining, 0
+	case measured > 0 && accepted && l.Remaining < 1:
+		// Spent, the count never full since the span began: what came
+		// back is all it refilled, and the rate is that, if lower.
+		s.rate = measured
+	case measured > 0:
+		s.rate = max(s.rate, measured)
+	}
+	if span >= refillSpanMax {
+		s.from, s.r0, s.n = sentAt, l.Remaining, 0
+	}
+	return s.rate, s.refills && s.rate > 0
+}
