@@ -3,7 +3,6 @@ package bench
 import (
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -88,47 +87,12 @@ func goLimiters() []goLimiter {
 	}
 }
 
-// goLimiterHost serves a goLimiter and counts what each client's requests
-// reached its handlers.
-type goLimiterHost struct {
-	http.Handler
-	mu       sync.Mutex
-	accepted map[string]map[string]int // client, route
-}
-
-func newGoLimiterHost(t *testing.T, lim goLimiter) *goLimiterHost {
-	h := &goLimiterHost{accepted: map[string]map[string]int{}}
-	h.Handler = lim.mux(t, func(route string) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h.mu.Lock()
-			c := r.Header.Get("X-Client")
-			if h.accepted[c] == nil {
-				h.accepted[c] = map[string]int{}
-			}
-			h.accepted[c][route]++
-			h.mu.Unlock()
-			w.Write([]byte("ok"))
-		})
-	})
-	return h
-}
-
-func (h *goLimiterHost) count(wires map[string]*tpWire) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for client, w := range wires {
-		for path, c := range w.routes {
-			c.accepted = h.accepted[client][path]
-		}
-	}
-}
-
 // TestThirdPartyGoLimiters runs heed against goLimiters on a real net/http
 // server on loopback, in real time, as TestThirdPartyHTTPRate does.
 func TestThirdPartyGoLimiters(t *testing.T) {
 	for _, lim := range goLimiters() {
 		t.Run(lim.name, func(t *testing.T) {
-			h := newGoLimiterHost(t, lim)
+			h := newCountingHost(func(ok func(string) http.Handler) http.Handler { return lim.mux(t, ok) })
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			routes := tpFilter(lim.routes)
@@ -157,7 +121,7 @@ func TestThirdPartyGoLimitersVirtual(t *testing.T) {
 		t.Run(lim.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				modernClock()
-				h := newGoLimiterHost(t, lim)
+				h := newCountingHost(func(ok func(string) http.Handler) http.Handler { return lim.mux(t, ok) })
 				routes := tpFilter(lim.routes)
 				wires := runTPOver(t, *tpVirtualFor, func() http.RoundTripper {
 					return handlerTransport{h: h, latency: time.Millisecond}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -108,53 +107,24 @@ var httprateRoutes = []tpRoute{
 	{name: "/e/ 20/1s, one limiter with /d/", path: "/e/", workers: 2},
 }
 
-// httprateHost serves httprateRoutes, each behind its own httprate limiter
-// but /d/ and /e/, which share one (their headers do not say so), keyed on
-// X-Client; it counts what each client's requests reached the handler.
-type httprateHost struct {
-	http.Handler
-	mu       sync.Mutex
-	accepted map[string]map[string]int // client, route
-}
-
-func newHTTPRateHost() *httprateHost {
-	h := &httprateHost{accepted: map[string]map[string]int{}}
-	ok := func(route string) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h.mu.Lock()
-			c := r.Header.Get("X-Client")
-			if h.accepted[c] == nil {
-				h.accepted[c] = map[string]int{}
-			}
-			h.accepted[c][route]++
-			h.mu.Unlock()
-			w.Write([]byte("ok"))
-		})
-	}
-	byClient := httprate.WithKeyFuncs(func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil })
-	limit := func(n int, per time.Duration) func(http.Handler) http.Handler {
-		return httprate.Limit(n, per, byClient)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/a/", limit(10, time.Second)(ok("/a/")))
-	mux.Handle("/b/", limit(20, 2*time.Second)(ok("/b/")))
-	mux.Handle("/c/", limit(30, 10*time.Second)(ok("/c/")))
-	shared := limit(20, time.Second)
-	mux.Handle("/d/", shared(ok("/d/")))
-	mux.Handle("/e/", shared(ok("/e/")))
-	h.Handler = mux
-	return h
-}
-
-// count sets each wire's accepted counts from the handler's.
-func (h *httprateHost) count(wires map[string]*tpWire) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for client, w := range wires {
-		for path, c := range w.routes {
-			c.accepted = h.accepted[client][path]
+// newHTTPRateHost serves httprateRoutes, each behind its own httprate
+// limiter but /d/ and /e/, which share one (their headers do not say so),
+// keyed on X-Client.
+func newHTTPRateHost() *countingHost {
+	return newCountingHost(func(ok func(string) http.Handler) http.Handler {
+		byClient := httprate.WithKeyFuncs(func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil })
+		limit := func(n int, per time.Duration) func(http.Handler) http.Handler {
+			return httprate.Limit(n, per, byClient)
 		}
-	}
+		mux := http.NewServeMux()
+		mux.Handle("/a/", limit(10, time.Second)(ok("/a/")))
+		mux.Handle("/b/", limit(20, 2*time.Second)(ok("/b/")))
+		mux.Handle("/c/", limit(30, 10*time.Second)(ok("/c/")))
+		shared := limit(20, time.Second)
+		mux.Handle("/d/", shared(ok("/d/")))
+		mux.Handle("/e/", shared(ok("/e/")))
+		return mux
+	})
 }
 
 // httprateVersion is the httprate version the tests built with.

@@ -324,6 +324,45 @@ func tpWrite(t *testing.T, name, about, table string) {
 	}
 }
 
+// countingHost serves a mux whose routes' handlers count, per client
+// (X-Client) and route, the requests that reached them: what the limiters
+// in front of them accepted.
+type countingHost struct {
+	http.Handler
+	mu       sync.Mutex
+	accepted map[string]map[string]int // client, route
+}
+
+// newCountingHost serves what mux returns, given the counting handler of
+// each route.
+func newCountingHost(mux func(ok func(route string) http.Handler) http.Handler) *countingHost {
+	h := &countingHost{accepted: map[string]map[string]int{}}
+	h.Handler = mux(func(route string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.mu.Lock()
+			c := r.Header.Get("X-Client")
+			if h.accepted[c] == nil {
+				h.accepted[c] = map[string]int{}
+			}
+			h.accepted[c][route]++
+			h.mu.Unlock()
+			w.Write([]byte("ok"))
+		})
+	})
+	return h
+}
+
+// count sets each wire's accepted counts from the handlers'.
+func (h *countingHost) count(wires map[string]*tpWire) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for client, w := range wires {
+		for path, c := range w.routes {
+			c.accepted = h.accepted[client][path]
+		}
+	}
+}
+
 // tpWorkersText says how many workers each route had.
 func tpWorkersText() string {
 	switch *tpWorkers {

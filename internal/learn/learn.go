@@ -769,16 +769,25 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 // of a window guessed from one reset, would slow a short job that the
 // spreading of a long window's rest (below) lets run.
 func (m *Memory) inferWindow(key string, l *header.Limit, now time.Time) (time.Duration, bool) {
-	if l.Has(header.HasWindow) || !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota <= 0 {
-		return 0, false
-	}
-	in := l.Reset.Sub(now)
-	if in <= 0 || in > steadyMaxWindow {
+	in, ok := shortReset(l, now)
+	if !ok {
 		return 0, false
 	}
 	m.lock()
 	defer m.mu.Unlock()
 	return longestReset(&m.windows, key, in), true
+}
+
+// shortReset returns how soon a count that states no window resets, where
+// it says what it allows, what is left and when it resets, and that is
+// within steadyMaxWindow: a short window's or a bucket's, not an hourly
+// quota's.
+func shortReset(l *header.Limit, now time.Time) (time.Duration, bool) {
+	if l.Has(header.HasWindow) || !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota <= 0 {
+		return 0, false
+	}
+	in := l.Reset.Sub(now)
+	return in, in > 0 && in <= steadyMaxWindow
 }
 
 // openedMaxWindow is the longest window openedWindow paces: one whose reset,

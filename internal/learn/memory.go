@@ -409,6 +409,19 @@ func reset[K comparable, V any](m *map[K]V) {
 	}
 }
 
+// entry returns key's entry of a map of per-scope state, made (and the map
+// cleared first where it is full: reset) if it had none, and whether it
+// had one; m.mu is held.
+func entry[V any](mp *map[string]*V, key string) (*V, bool) {
+	if v, ok := (*mp)[key]; ok {
+		return v, true
+	}
+	reset(mp)
+	v := new(V)
+	(*mp)[key] = v
+	return v, false
+}
+
 // SubScopes returns the limit scopes an endpoint has reported. The slice
 // must not be changed.
 func (m *Memory) SubScopes(endpoint string) []SubScope {

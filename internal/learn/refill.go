@@ -82,22 +82,13 @@ const (
 // provider's bucket with a reset to when it is full (FullReset) is read as
 // one already.
 func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, now time.Time) (float64, bool) {
-	if !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Has(header.HasWindow) || l.Quota < 1 ||
-		wholeInstant(l) || FullReset(l.Dialect) {
-		return 0, false
-	}
-	in := l.Reset.Sub(now)
-	if in <= 0 || in > steadyMaxWindow {
+	in, short := shortReset(l, now)
+	if !short || l.Quota < 1 || wholeInstant(l) || FullReset(l.Dialect) {
 		return 0, false
 	}
 	m.lock()
 	defer m.mu.Unlock()
-	s, ok := m.refills[key]
-	if !ok {
-		reset(&m.refills)
-		s = &refillState{}
-		m.refills[key] = s
-	}
+	s, _ := entry(&m.refills, key)
 	s.longest = max(s.longest, in)
 	accepted := status < 400
 	if status == http.StatusTooManyRequests {

@@ -123,12 +123,7 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 	}
 	m.lock()
 	defer m.mu.Unlock()
-	s, seen := m.slides[key]
-	if !seen {
-		reset(&m.slides)
-		s = &slideState{}
-		m.slides[key] = s
-	}
+	s, seen := entry(&m.slides, key)
 	lastReset := s.reset
 	switch {
 	case status == 429 && !s.spent.IsZero() && l.Reset.After(s.spent) && sentAt.After(s.spent) && s.adjacent(l.Reset) && !s.fixed:
