@@ -1,6 +1,18 @@
 package bench
 
 import (
+	"context"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/sethvargo/go-limiter/httplimit"
+	sethmemory "github.com/sethvargo/go-limiter/memorystore"
+	ululelimiter "github.com/ulule/limiter/v3"
+	ululestdlib "github.com/ulule/limiter/v3/drivers/middleware/stdlib"
+	ululememory "github.com/ulule/limiter/v3/drivers/store/memory"
+	"golang.org/x/time/rate"
+
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -18,8 +30,11 @@ import (
 // the client with no handling each have limits of their own.
 type goLimiter struct {
 	name, section, about string
-	routes               []tpRoute
-	mux                  func(t *testing.T, ok func(string) http.Handler) http.Handler
+	// realOnly: the limiter reads a clock of its own or starts a
+	// goroutine that never ends, so it runs in real time only.
+	realOnly bool
+	routes   []tpRoute
+	mux      func(t *testing.T, ok func(string) http.Handler) http.Handler
 }
 
 // goLimiters are two Go rate limiters heed was not written against:
@@ -84,6 +99,81 @@ func goLimiters() []goLimiter {
 				return mux
 			},
 		},
+		{
+			name:    "labstack/echo " + moduleVersion("github.com/labstack/echo/v4") + " RateLimiter",
+			section: "labstack/echo",
+			about:   "echo's RateLimiter middleware: x/time/rate's token bucket per client; a 429 with no rate-limit headers and no Retry-After",
+			routes: []tpRoute{
+				{name: "/e1/ 10/s burst 10", path: "/e1/", workers: 2},
+				{name: "/e2/ 20/s burst 1", path: "/e2/", workers: 2},
+				{name: "/e3/ 2/s burst 5", path: "/e3/", workers: 2},
+			},
+			mux: func(t *testing.T, ok func(string) http.Handler) http.Handler {
+				e := echo.New()
+				limited := func(route string, r float64, burst int) {
+					g := e.Group(strings.TrimSuffix(route, "/"), middleware.RateLimiterWithConfig(middleware.RateLimiterConfig{
+						Store: middleware.NewRateLimiterMemoryStoreWithConfig(middleware.RateLimiterMemoryStoreConfig{Rate: rate.Limit(r), Burst: burst, ExpiresIn: time.Hour}),
+						IdentifierExtractor: func(c echo.Context) (string, error) {
+							return c.Request().Header.Get("X-Client"), nil
+						},
+					}))
+					g.GET("/*", echo.WrapHandler(ok(route)))
+				}
+				limited("/e1/", 10, 10)
+				limited("/e2/", 20, 1)
+				limited("/e3/", 2, 5)
+				return e
+			},
+		},
+		{
+			name:     "ulule/limiter " + moduleVersion("github.com/ulule/limiter/v3"),
+			section:  "ulule/limiter",
+			about:    "a fixed window per client in its memory store, opened by the window's first request; X-RateLimit-Limit, -Remaining, -Reset (epoch seconds); a 429 with no Retry-After",
+			realOnly: true, // its memory store's cleaner goroutine never ends
+			routes: []tpRoute{
+				{name: "/u1/ 10 per 1s", path: "/u1/", workers: 2},
+				{name: "/u2/ 30 per 10s", path: "/u2/", workers: 2},
+			},
+			mux: func(t *testing.T, ok func(string) http.Handler) http.Handler {
+				mux := http.NewServeMux()
+				window := func(n int64, per time.Duration, route string) {
+					lim := ululelimiter.New(ululememory.NewStore(), ululelimiter.Rate{Period: per, Limit: n})
+					mw := ululestdlib.NewMiddleware(lim, ululestdlib.WithKeyGetter(func(r *http.Request) string { return r.Header.Get("X-Client") }))
+					mux.Handle(route, mw.Handler(ok(route)))
+				}
+				window(10, time.Second, "/u1/")
+				window(30, 10*time.Second, "/u2/")
+				return mux
+			},
+		},
+		{
+			name:     "sethvargo/go-limiter " + moduleVersion("github.com/sethvargo/go-limiter"),
+			section:  "sethvargo/go-limiter",
+			about:    "httplimit on its memory store: each client's tokens refill at ticks of the interval from its first request; X-RateLimit-Limit, -Remaining, and -Reset and, on a 429, Retry-After as RFC 1123 dates",
+			realOnly: true, // it reads the runtime's clock, not time.Now
+			routes: []tpRoute{
+				{name: "/s1/ 10 per 1s", path: "/s1/", workers: 2},
+				{name: "/s2/ 5 per 2s", path: "/s2/", workers: 2},
+			},
+			mux: func(t *testing.T, ok func(string) http.Handler) http.Handler {
+				mux := http.NewServeMux()
+				tokens := func(n uint64, per time.Duration, route string) {
+					st, err := sethmemory.New(&sethmemory.Config{Tokens: n, Interval: per})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { st.Close(context.Background()) })
+					mw, err := httplimit.NewMiddleware(st, func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil })
+					if err != nil {
+						t.Fatal(err)
+					}
+					mux.Handle(route, mw.Handle(ok(route)))
+				}
+				tokens(10, time.Second, "/s1/")
+				tokens(5, 2*time.Second, "/s2/")
+				return mux
+			},
+		},
 	}
 }
 
@@ -118,6 +208,9 @@ func TestThirdPartyGoLimitersVirtual(t *testing.T) {
 		"/b1/": {0.97, 0.005}, // 601-607 of 609
 	}
 	for _, lim := range goLimiters() {
+		if lim.realOnly {
+			continue
+		}
 		t.Run(lim.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				modernClock()

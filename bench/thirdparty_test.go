@@ -294,7 +294,8 @@ func ratio(a, b int) string {
 
 // tpSections orders RESULTS-thirdparty.md's sections.
 var tpSections = []string{"express-rate-limit", "nginx limit_req", "go-chi/httprate", "throttled/throttled", "didip/tollbooth",
-	"go-chi/httprate, virtual time", "throttled/throttled, virtual time", "didip/tollbooth, virtual time"}
+	"labstack/echo", "ulule/limiter", "sethvargo/go-limiter",
+	"go-chi/httprate, virtual time", "throttled/throttled, virtual time", "didip/tollbooth, virtual time", "labstack/echo, virtual time"}
 
 // tpResults collects the tables for RESULTS-thirdparty.md (-write).
 var tpResults = struct {
@@ -311,7 +312,7 @@ func tpWrite(t *testing.T, name, about, table string) {
 	}
 	var md strings.Builder
 	md.WriteString("# heed against real rate limiters\n\nProduced by `cd bench && go test -run ThirdParty -v -count=1 -write`: heed zero-config and a client with no rate-limit handling, at the same time, " +
-		tpWorkersText() + ", each iteration at least " + tpPace.String() + ". The first five run in real time over loopback, " +
+		tpWorkersText() + ", each iteration at least " + tpPace.String() + ". The first eight run in real time over loopback, " +
 		strconv.Itoa(int(*tpFor/time.Second)) + "s each; the Go limiters also run in virtual time (testing/synctest, their own handlers served in process, a millisecond each way), " +
 		strconv.Itoa(int(*tpVirtualFor/time.Second)) + "s each, where the steady state decides.\n\n")
 	for _, k := range tpSections {
