@@ -1149,7 +1149,20 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack tim
 		// block nothing, refused every other request for a second).
 		mx = ceiling
 	}
-	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: aimdFloor, Max: mx, Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt, Ceiling: ceiling})
+	lo := aimdFloor
+	if key != r.Endpoint {
+		// A limit the endpoints share takes at least what one of them
+		// was accepted at alone before it joined (wideState's floor): a
+		// cut below that tests nothing the floor does not, and held the
+		// fastest member at a fifth of its own rate for the six seconds
+		// the floor took to refute the hypothesis (three silent buckets
+		// of labstack/echo's on one host).
+		lo = max(lo, m.wideFloor(r.Tenant, now))
+		if mx > 0 && mx < lo {
+			mx = lo
+		}
+	}
+	u.Rates = append(u.Rates, store.RateUpdate{Key: key, Factor: factor, Default: def, Min: lo, Max: mx, Burst: 1, TTL: store.DefaultRateTTL, Event: sentAt, Ceiling: ceiling})
 }
 
 // acceptedCount is how many of the requests of r's AIMD scope were

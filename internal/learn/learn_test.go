@@ -908,21 +908,21 @@ func searchFree(m *Memory, dialect header.Dialect, remaining float64, sentAt tim
 	return p.Update.Rates[0].Free, p.Update.Rates[0].HasFree
 }
 
-// A shared limit takes at least what one of its endpoints was accepted at
-// alone: once the widened endpoints together are accepted at well below
-// that, the hypothesis is refuted (the cuts that brought them there
-// answered one endpoint's own limit), even with no 429 to test it by.
-func TestPlanRefutesAWidenedScopeBelowAMembersOwnRate(t *testing.T) {
-	var m Memory
+// widenedPair returns a Memory in which endpoint a was accepted at 10/s
+// alone and b at 2/s, each cut once, then both refused together, paced:
+// the hypothesis that their unknown limit is the tenant's adopted at 6 s.
+// send plans a bare answer; ms is t0 plus milliseconds.
+func widenedPair(t *testing.T) (m *Memory, a, b *Request, send func(*Request, int, time.Time) Plan, ms func(int) time.Time) {
+	t.Helper()
+	m = new(Memory)
 	mk := func(path string) *Request { r := request(); r.Endpoint = "https://api.test GET " + path; return r }
-	a, b := mk("/v1/a"), mk("/v1/b")
-	send := func(r *Request, status int, at time.Time) {
+	a, b = mk("/v1/a"), mk("/v1/b")
+	send = func(r *Request, status int, at time.Time) Plan {
 		var p Plan
 		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at, Now: at}, &p)
+		return p
 	}
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	// a is accepted at 10/s alone, b at 2/s; each is cut once, then both
-	// are refused together, paced: the hypothesis is adopted.
+	ms = func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	for i := range 40 {
 		send(a, 200, ms(100*i))
 		if i%5 == 0 {
@@ -936,6 +936,15 @@ func TestPlanRefutesAWidenedScopeBelowAMembersOwnRate(t *testing.T) {
 	if _, ok := m.Widened(a.Tenant, a.Endpoint, ms(6020)); !ok {
 		t.Fatalf("the hypothesis was not adopted")
 	}
+	return m, a, b, send, ms
+}
+
+// A shared limit takes at least what one of its endpoints was accepted at
+// alone: once the widened endpoints together are accepted at well below
+// that, the hypothesis is refuted (the cuts that brought them there
+// answered one endpoint's own limit), even with no 429 to test it by.
+func TestPlanRefutesAWidenedScopeBelowAMembersOwnRate(t *testing.T) {
+	m, a, b, send, ms := widenedPair(t)
 	// Together they are now accepted at 2/s, below 0.8 of a's own 10/s.
 	for i := range 4 * floorEvery {
 		r := a
@@ -946,6 +955,32 @@ func TestPlanRefutesAWidenedScopeBelowAMembersOwnRate(t *testing.T) {
 	}
 	if _, ok := m.Widened(a.Tenant, a.Endpoint, ms(6500+500*4*floorEvery)); ok {
 		t.Errorf("the hypothesis held with its endpoints together accepted at a fifth of one endpoint's own rate")
+	}
+}
+
+// A cut of a widened scope stops at refuteFloor of what its fastest member
+// was accepted at alone: a shared limit takes at least that, so a cut
+// below it tests nothing the floor does not, and held that member far
+// below its own rate until the floor refuted the hypothesis.
+func TestPlanCutsAWidenedScopeNoLowerThanItsFloor(t *testing.T) {
+	_, a, b, send, ms := widenedPair(t)
+	p := send(b, 429, ms(7000))
+	var cut *store.RateUpdate
+	for i := range p.Update.Rates {
+		if p.Update.Rates[i].Key == wideKey(a.Tenant) {
+			cut = &p.Update.Rates[i]
+		}
+	}
+	if cut == nil {
+		t.Fatalf("rates %+v: no cut of the widened scope", p.Update.Rates)
+	}
+	// a's own 10/s, less the fifth the floor allows: 8/s, within what
+	// the meter reads of 10/s.
+	if cut.Min < 7.6 || cut.Min > 8.4 {
+		t.Errorf("the widened scope's cut stops at %.2f/s, want 8/s (0.8 of a's own 10/s)", cut.Min)
+	}
+	if cut.Max > 0 && cut.Max < cut.Min {
+		t.Errorf("cut %+v: a ceiling under the floor", *cut)
 	}
 }
 

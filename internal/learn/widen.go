@@ -317,5 +317,19 @@ func (m *Memory) widenedLocked(tenant, endpoint string, now time.Time) (string, 
 	return wideKey(tenant), true
 }
 
+// wideFloor is the least rate a tenant's widened scope is cut to while the
+// hypothesis holds: refuteFloor of the most one member was accepted at
+// alone when it joined, below which the hypothesis is refuted anyway; 0
+// where none holds.
+func (m *Memory) wideFloor(tenant string, now time.Time) float64 {
+	m.lock()
+	defer m.mu.Unlock()
+	w := m.wide[tenant]
+	if w == nil || !now.Before(w.until) {
+		return 0
+	}
+	return refuteFloor * w.floor
+}
+
 // wideKey is the AIMD scope of a tenant's widened unknown limit.
 func wideKey(tenant string) string { return tenant + " limit:unknown" }
