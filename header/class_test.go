@@ -258,6 +258,16 @@ var classCases = []parseCase{
 		limits: []string{"- requests - q=20 r=7 w=? reset=+2s x-ratelimit"},
 	},
 	{
+		// sethvargo/go-limiter's httplimit writes resets with Go's
+		// time.RFC1123: "Fri, 04 Dec 2026 19:11:22 UTC".
+		name:   "an HTTP date in UTC as a reset",
+		status: 200,
+		at:     time.Date(2026, 12, 4, 19, 11, 21, 0, time.UTC),
+		header: []string{"X-RateLimit-Limit: 10", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset: Fri, 04 Dec 2026 19:11:22 UTC"},
+		hint:   "1s X-RateLimit-Reset",
+		limits: []string{"- requests - q=10 r=0 w=? reset=+1s x-ratelimit"},
+	},
+	{
 		name:   "javascript Date.toString reset in UTC",
 		status: 200,
 		at:     time.Date(2026, 12, 1, 7, 59, 0, 0, time.UTC),

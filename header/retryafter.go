@@ -35,14 +35,28 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 		}
 		return 0, false
 	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		var ok bool
-		if t, ok = parseJSDate(v); !ok {
-			return 0, false
-		}
+	t, ok := parseDate(v)
+	if !ok {
+		return 0, false
 	}
 	return until(t, now), true
+}
+
+// parseDate reads a date in any of the three HTTP formats, the same with
+// its zone spelled UTC rather than GMT (Go's time.RFC1123, which
+// sethvargo/go-limiter writes its resets and Retry-After in: the same
+// clock), or JavaScript's Date.toString form (parseJSDate). No other zone
+// abbreviation is read: Go takes one it does not know for UTC.
+func parseDate(v string) (time.Time, bool) {
+	if t, err := http.ParseTime(v); err == nil {
+		return t, true
+	}
+	if rest, ok := strings.CutSuffix(v, " UTC"); ok {
+		if t, err := http.ParseTime(rest + " GMT"); err == nil {
+			return t, true
+		}
+	}
+	return parseJSDate(v)
 }
 
 // parseJSDate reads the form JavaScript's Date.prototype.toString writes,
@@ -162,10 +176,7 @@ func parseReset(v string, now time.Time) (t time.Time, why string) {
 		return time.Time{}, "is empty"
 	}
 	if c := v[0]; c < '0' || c > '9' {
-		if t, err := http.ParseTime(v); err == nil && t.Year() >= 1970 {
-			return t, ""
-		}
-		if t, ok := parseJSDate(v); ok {
+		if t, ok := parseDate(v); ok && t.Year() >= 1970 {
 			return t, ""
 		}
 		return time.Time{}, "is neither a number, a duration nor a date"

@@ -23,6 +23,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{name: "IMF-fixdate", in: "Sun, 29 Nov 2026 12:00:30 GMT", want: 30 * time.Second, ok: true},
 		{name: "RFC 850", in: "Sunday, 29-Nov-26 12:00:30 GMT", want: 30 * time.Second, ok: true},
 		{name: "asctime", in: "Sun Nov 29 12:00:30 2026", want: 30 * time.Second, ok: true},
+		{name: "IMF-fixdate in UTC, as Go's time.RFC1123 writes it", in: "Sun, 29 Nov 2026 12:00:30 UTC", want: 30 * time.Second, ok: true},
+		{name: "another zone abbreviation", in: "Sun, 29 Nov 2026 12:00:30 PST"},
 		{name: "RFC 3339 as Zoom sends", in: "2026-11-29T12:01:00Z", want: time.Minute, ok: true},
 		{name: "date in the past", in: "Fri, 31 Dec 1999 23:59:59 GMT", want: 0, ok: true},
 		{name: "huge delay clamps", in: "99999999999999999999999999", want: MaxWait, ok: true},
