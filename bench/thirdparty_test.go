@@ -132,7 +132,7 @@ func (w *tpWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	defer w.mu.Unlock()
 	if *tpTrace && w.client == "heed" {
 		fmt.Printf("%s sent %s answered %s %d remaining=%q reset=%q retry-after=%q\n", req.URL.Path, now.Format("05.000"), time.Now().Format("05.000"),
-			resp.StatusCode, resp.Header.Get("X-RateLimit-Remaining")+resp.Header.Get("RateLimit-Remaining"), resp.Header.Get("X-RateLimit-Reset")+resp.Header.Get("RateLimit-Reset"), resp.Header.Get("Retry-After"))
+			resp.StatusCode, resp.Header.Get("X-RateLimit-Remaining")+resp.Header.Get("RateLimit-Remaining"), resp.Header.Get("X-RateLimit-Reset")+resp.Header.Get("RateLimit-Reset")+" date="+resp.Header.Get("Date"), resp.Header.Get("Retry-After"))
 	}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:

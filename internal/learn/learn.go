@@ -584,6 +584,20 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 							resetIn, bound = turn.Sub(now), false
 						}
 					}
+					if short && sl.late > 0 && slideIn == 0 {
+						// A reset truncated to whole seconds, placed by how
+						// late past their resets other windows turned: a
+						// window this client's request opened turns no
+						// sooner than its length after that request
+						// (ulule/limiter's, each opened by a first request
+						// a fraction of a second into one, turned a few
+						// milliseconds after the lateness read from the
+						// windows before, and refused, with no Retry-After,
+						// the request sent into them: a second lost each).
+						if at, ok := m.openedTurn(key, l.Window, now); ok && at.Sub(now) > resetIn {
+							resetIn = min(at.Sub(now), MaxBlock)
+						}
+					}
 					if refillIn > 0 && in.Status < 400 {
 						// A bucket: a unit is back within one interval of
 						// its measured rate, whatever its reset says.

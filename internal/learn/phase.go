@@ -168,6 +168,21 @@ func (m *Memory) nextTurn(key string, now time.Time) (turn time.Time, ok, fixed 
 	return t, true, ph.turns > 0
 }
 
+// openedTurn returns when key's current window, of length w, turns at the
+// soonest if this client's request opened it (its first answer said
+// quota-1 was left), where nothing has shown its windows periodic; false
+// otherwise.
+func (m *Memory) openedTurn(key string, w time.Duration, now time.Time) (time.Time, bool) {
+	m.lock()
+	defer m.mu.Unlock()
+	ph := m.phases[key]
+	if ph == nil || ph.w != w || ph.periodic || ph.openedAt.IsZero() {
+		return time.Time{}, false
+	}
+	at := ph.openedAt.Add(w + phaseMargin)
+	return at, at.After(now)
+}
+
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
 		return a

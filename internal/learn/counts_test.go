@@ -45,30 +45,46 @@ func (g *gcra) answer(now time.Time) (int, http.Header) {
 	return status, h
 }
 
-// fixedWindow is a fixed window of quota per window turning on a grid
-// from t0, X-RateLimit-Reset the seconds to the turn, rounded up.
-type fixedWindow struct {
+// window is a fixed window of quota: on a grid from its first end, its
+// reset the seconds to its turn, rounded up; or, opened, begun by the
+// first request after the last one ended (ulule/limiter's memory store),
+// its reset its end in epoch seconds, truncated. A refusal carries no
+// Retry-After.
+type window struct {
 	quota  int
-	window time.Duration
-	turn   time.Time
+	length time.Duration
+	end    time.Time
 	n      int
+	opened bool
 }
 
-func (f *fixedWindow) answer(now time.Time) (int, http.Header) {
-	for !now.Before(f.turn) {
-		f.turn, f.n = f.turn.Add(f.window), 0
+func (w *window) answer(now time.Time) (int, http.Header) {
+	for !now.Before(w.end) {
+		w.n = 0
+		if w.end = w.end.Add(w.length); w.opened {
+			w.end = now.Add(w.length)
+		}
 	}
 	status := http.StatusOK
-	if f.n >= f.quota {
+	if w.n >= w.quota {
 		status = http.StatusTooManyRequests
 	} else {
-		f.n++
+		w.n++
 	}
+	reset := strconv.Itoa(int(math.Ceil(w.end.Sub(now).Seconds())))
+	if w.opened {
+		reset = strconv.FormatInt(w.end.Unix(), 10)
+	}
+	return status, xRateLimit(w.quota, w.quota-w.n, reset)
+}
+
+// xRateLimit is an answer's X-RateLimit-* fields.
+func xRateLimit(quota, remaining int, reset string) http.Header {
 	h := http.Header{}
-	h.Set("X-RateLimit-Limit", strconv.Itoa(f.quota))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(f.quota-f.n))
-	h.Set("X-RateLimit-Reset", strconv.Itoa(int(math.Ceil(f.turn.Sub(now).Seconds()))))
-	return status, h
+	h.Set("X-RateLimit-Limit", strconv.Itoa(quota))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	h.Set("X-RateLimit-Reset", reset)
+	return h
 }
 
 // A GCRA's answers (throttled's: a reset of 1 whatever the rate) show a
@@ -141,7 +157,7 @@ func TestRefillCount(t *testing.T) {
 		for at := time.Duration(0); at < 5*time.Second; at += 125 * time.Millisecond {
 			sends = append(sends, at)
 		}
-		run((&fixedWindow{quota: 6, window: time.Second, turn: t0.Add(time.Second)}).answer, sends, func(i, status int, r float64, k bool) {
+		run((&window{quota: 6, length: time.Second, end: t0.Add(time.Second)}).answer, sends, func(i, status int, r float64, k bool) {
 			if k {
 				t.Errorf("answer %d (%d): a fixed window taken to refill at %.2f a second", i, status, r)
 			}
@@ -189,4 +205,51 @@ func TestPlanBlocksARefillingCountForAUnit(t *testing.T) {
 		}
 	}
 	t.Fatalf("the bucket was never spent; blocks %v", blocks)
+}
+
+// A window each client's first request opens, whose reset is truncated to
+// whole seconds, turns a window after that request, whatever the lateness
+// of the windows before says: a block ended by that lateness sent into the
+// window a few milliseconds before it ended, and drew a 429 (no
+// Retry-After, so a second) in one window of three. A client that sends
+// every 50 ms and honours every block meets no refusal once the windows'
+// length is known, and waits past a spent window's end by no more than a
+// pace.
+func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
+	const transit = time.Millisecond
+	r := request()
+	srv := &window{quota: 10, length: time.Second, opened: true}
+	var m Memory
+	at := t0.Add(300 * time.Millisecond) // windows a fraction of a second into one
+	refused := 0
+	for at.Before(t0.Add(20 * time.Second)) {
+		status, h := srv.answer(at.Add(transit))
+		now := at.Add(2 * transit)
+		obs := header.Parse(status, h, nil, now)
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: at, Now: now}, &p)
+		next := at.Add(50 * time.Millisecond)
+		if status != http.StatusOK {
+			if at.After(t0.Add(4 * time.Second)) {
+				refused++
+				t.Errorf("refused at %v, %v into a window that ends at %v", at.Sub(t0), at.Sub(srv.end.Add(-srv.length)), srv.end.Sub(t0))
+			}
+			next = now.Add(time.Second) // a bare refusal's retry
+		}
+		for _, b := range p.Blocks {
+			if end := now.Add(b.For); end.After(next) {
+				next = end
+			}
+		}
+		if h.Get("X-RateLimit-Remaining") == "0" && status == http.StatusOK && at.After(t0.Add(4*time.Second)) {
+			// Spent: the block ends at the window's end, or a pace after.
+			if over := next.Sub(srv.end); over < 0 || over > 50*time.Millisecond {
+				t.Errorf("spent at %v: held until %v past the window's end, want 0 to 50 ms", at.Sub(t0), over)
+			}
+		}
+		at = next
+	}
+	if refused > 0 {
+		t.Errorf("%d refusals after the first 4 s", refused)
+	}
 }
