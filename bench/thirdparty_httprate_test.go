@@ -112,9 +112,9 @@ var httprateRoutes = []tpRoute{
 // keyed on X-Client.
 func newHTTPRateHost() *countingHost {
 	return newCountingHost(func(ok func(string) http.Handler) http.Handler {
-		byClient := httprate.WithKeyFuncs(func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil })
+		byClient := func(r *http.Request) (string, error) { return r.Header.Get("X-Client"), nil }
 		limit := func(n int, per time.Duration) func(http.Handler) http.Handler {
-			return httprate.Limit(n, per, byClient)
+			return httprate.LimitBy(n, per, byClient)
 		}
 		mux := http.NewServeMux()
 		mux.Handle("/a/", limit(10, time.Second)(ok("/a/")))
