@@ -21,7 +21,7 @@ type gcra struct {
 }
 
 func (g *gcra) answer(now time.Time) (int, http.Header) {
-	tau := time.Duration(g.burst) * g.interval
+	tau := time.Duration(g.burst+1) * g.interval // throttled: a tolerance of burst+1 intervals
 	tat := g.tat
 	if tat.Before(now) {
 		tat = now
@@ -148,6 +148,22 @@ func TestRefillCount(t *testing.T) {
 		})
 		if !refused || last {
 			t.Errorf("refused %v, refilling count still rated %v: want a refusal, and no rate after it", refused, last)
+		}
+	})
+	t.Run("GCRA idle", func(t *testing.T) {
+		// The same, then one request every 2 s for a minute: the count
+		// stays full, and an idle client's pace says nothing of its rate;
+		// raised a quarter a second, it would reach 1e6 a second.
+		sends := bursts
+		for at := 3 * time.Second; at < 63*time.Second; at += 2 * time.Second {
+			sends = append(sends, at)
+		}
+		var rate float64
+		run((&gcra{interval: 100 * time.Millisecond, burst: 5}).answer, sends, func(i, status int, r float64, k bool) { rate = r })
+		// One raise past the bucket's 10 a second at most (a raise is a
+		// probe, taken back where the count runs out), not thirty.
+		if rate > 10*refillRaise {
+			t.Errorf("after a minute idle: rate %.2f, over one raise past the bucket's 10 a second", rate)
 		}
 	})
 	t.Run("fixed window", func(t *testing.T) {

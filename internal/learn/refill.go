@@ -52,7 +52,8 @@ type refillState struct {
 	last             float64
 	seen             bool
 	rise             time.Time     // when the last rise's request was sent
-	raised           time.Time     // when the rate was last raised
+	raised           time.Time     // when the rate was last raised (or first measured from)
+	sinceRaise       int           // requests accepted since
 	longest          time.Duration // the longest reset seen
 	refills          bool
 	rate             float64 // units a second; 0 until measured
@@ -70,6 +71,10 @@ const (
 	// at most once every refillRaiseEvery.
 	refillRaise      = 1.25
 	refillRaiseEvery = time.Second
+	// refillBusy is the share of the rate this client must have sent at
+	// since the last raise for a full count to raise it: at half the
+	// pace or more, the pace binds.
+	refillBusy = 0.5
 	// refillMaxRate bounds a rate raised while the count stays full: a
 	// bucket no pace spends needs no pace.
 	refillMaxRate = 1e6
@@ -100,9 +105,13 @@ func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, no
 	if accepted && s.seen && sentAt.After(s.from) {
 		s.n++
 	}
+	if accepted {
+		s.sinceRaise++
+	}
 	if !s.seen || sentAt.Before(s.lastSent) {
 		if !s.seen {
 			s.from, s.r0, s.n, s.seen = sentAt, l.Remaining, 0, true
+			s.raised, s.sinceRaise = sentAt, 0
 			s.lastSent, s.lastAt, s.last = sentAt, now, l.Remaining
 		}
 		return s.rate, s.refills && s.rate > 0
@@ -124,10 +133,15 @@ func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, no
 		// Full: what came back past full is lost, so the span ends here,
 		// and a pace that finds the count full is below its rate: raised
 		// (once a span), to be measured again where it spends the count.
+		// Only while this client sends at about that pace: a count an idle
+		// client leaves full says nothing of the pace, and a rate raised
+		// through an idle hour would let the next burst spend the count
+		// and be held far too briefly.
 		s.rate = max(s.rate, measured)
-		if s.refills && s.rate > 0 && s.rate < refillMaxRate && sentAt.Sub(s.raised) >= refillRaiseEvery {
+		if since := sentAt.Sub(s.raised); s.refills && s.rate > 0 && s.rate < refillMaxRate && since >= refillRaiseEvery &&
+			float64(s.sinceRaise) >= refillBusy*s.rate*since.Seconds() {
 			s.rate *= refillRaise
-			s.raised = sentAt
+			s.raised, s.sinceRaise = sentAt, 0
 		}
 		s.from, s.r0, s.n = sentAt, l.Remaining, 0
 	case measured > 0 && accepted && l.Remaining < 1:
