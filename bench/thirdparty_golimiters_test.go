@@ -206,6 +206,7 @@ func TestThirdPartyGoLimitersVirtual(t *testing.T) {
 		"/t1/": {0.95, 0.005}, // 591-595 of 605, no 429
 		"/t2/": {0.95, 0.005}, // 67-68 of 70
 		"/b1/": {0.97, 0.005}, // 601-607 of 609
+		"/t3/": {0.75, 0.005}, // 962-1027 of 1200, 2-3 refused
 	}
 	for _, lim := range goLimiters() {
 		if lim.realOnly {

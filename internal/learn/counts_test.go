@@ -269,3 +269,60 @@ func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
 		t.Errorf("%d refusals after the first 4 s", refused)
 	}
 }
+
+// A count of one with a reset rounded up to a second: a GCRA with no
+// burst (throttled's, 20 a second, every answer "1 allowed, 0 left, reset
+// in 1") is found within a few refusals and run near its rate; a fixed
+// window of one a second, which looks the same, is bisected to its bound
+// within as few, then held there. The client sends as soon as heed lets
+// it, honouring every block and every Retry-After.
+func TestPlanBisectsACountOfOne(t *testing.T) {
+	const transit = time.Millisecond
+	run := func(answer func(time.Time) (int, http.Header)) (accepted, refused int) {
+		r := request()
+		var m Memory
+		at := t0
+		for at.Before(t0.Add(20 * time.Second)) {
+			status, h := answer(at.Add(transit))
+			now := at.Add(2 * transit)
+			obs := header.Parse(status, h, nil, now)
+			var p Plan
+			m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: at, Now: now}, &p)
+			next := now.Add(5 * time.Millisecond)
+			if status == http.StatusOK {
+				accepted++
+			} else {
+				refused++
+				if d, ok := header.ParseRetryAfter(h.Get("Retry-After"), now); ok {
+					next = now.Add(d)
+				} else {
+					next = now.Add(time.Second)
+				}
+			}
+			for _, b := range p.Blocks {
+				if end := now.Add(b.For); end.After(next) {
+					next = end
+				}
+			}
+			at = next
+		}
+		return accepted, refused
+	}
+	t.Run("GCRA with no burst", func(t *testing.T) {
+		g := &gcra{interval: 50 * time.Millisecond}
+		accepted, refused := run(g.answer)
+		t.Logf("%d accepted, %d refused", accepted, refused)
+		// 400 allowed in 20 s; held to the bound, 17.
+		if accepted < 300 || refused > 5 {
+			t.Errorf("%d accepted, %d refused in 20 s of a 20/s GCRA; want 300 or more, 5 refusals at most", accepted, refused)
+		}
+	})
+	t.Run("fixed window of one a second", func(t *testing.T) {
+		w := &window{quota: 1, length: time.Second, end: t0.Add(300 * time.Millisecond)}
+		accepted, refused := run(w.answer)
+		t.Logf("%d accepted, %d refused", accepted, refused)
+		if accepted < 16 || refused > 5 {
+			t.Errorf("%d accepted, %d refused in 20 s of one a second; want 16 or more, 5 refusals at most", accepted, refused)
+		}
+	})
+}

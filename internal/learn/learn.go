@@ -38,6 +38,13 @@
 //     a span of answers, a lower bound, raised once a second while the
 //     pace finds the count full) and, spent, blocked for one unit's time
 //     at that rate, not to its reset (refillCount).
+//   - A spent count of one that states no window and no name, whose reset is
+//     a bound of a second or two (a GCRA with no burst, throttled's: "1
+//     allowed, 0 left, reset in 1" on every answer), is held for a wait
+//     bisected from its answers: accepted after a wait, its unit was back
+//     within it; refused, not yet. Twice refused after a wait that sufficed
+//     before, it is a window's (its unit's wait depends on where in the
+//     window it was spent) and held to its bound (singleWait).
 //   - A count no header names is the endpoint's own until its values and
 //     another endpoint's, in one window, fill each other's gaps and never
 //     repeat each other's (sharedUnnamed): one counter, the tenant's.
@@ -460,6 +467,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
 			l = &lw
 		}
+		m.singleAnswer(key, l, in.Status, in.SentAt)
 		// A count that frees units continuously (a sliding window
 		// counter): slideIn is how long one takes to come back.
 		sl := m.slidingCount(key, l, in.Status, in.SentAt, now)
@@ -602,6 +610,14 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// A bucket: a unit is back within one interval of
 						// its measured rate, whatever its reset says.
 						resetIn, bound = min(refillIn, resetIn), false
+					} else if w, ok := m.singleWaitIf(in.Status < 400 && slideIn == 0, key, l, resetIn, now); ok {
+						// A count of one: its unit's wait, bisected
+						// within the bound its reset sets, and paced at
+						// two a wait, so that the requests the block holds
+						// go one at a time, each asking again under the
+						// block its forerunner's answer sets.
+						resetIn, bound = w, false
+						mergeRate(u, first, store.RateUpdate{Key: key, Rate: 2 / w.Seconds(), Burst: 1, TTL: max(store.DefaultRateTTL, 2*singleMaxBound)})
 					} else if slideIn > 0 && in.Status < 400 {
 						// Accepted with nothing left: the limit is reached,
 						// and a unit comes back as the last window slides

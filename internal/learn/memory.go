@@ -58,6 +58,8 @@ const (
 //   - slides: per scope, the evidence that a count slides (slidingCount).
 //   - refills: per scope, the evidence that a count refills as time passes,
 //     and the rate it was measured to refill at (refillCount).
+//   - singles: per scope of a count of one, the bounds of its unit's wait
+//     (singleWait).
 //   - peers: per kind of count no header names, the values its endpoints'
 //     answers said were left in their last two windows, which pairs of
 //     them share a counter (sharedUnnamed), and which endpoints' values in
@@ -92,6 +94,7 @@ type Memory struct {
 	peers      map[peerKind]*peerState  // counts no header names, by kind (sharedUnnamed)
 	slides     map[string]*slideState   // counts that free units as time passes (slidingCount)
 	refills    map[string]*refillState  // counts that refill as time passes (refillCount)
+	singles    map[string]*singleState  // counts of one, their unit's wait bisected (singleWait)
 }
 
 // openEst is the least bound of a window's length that its fresh windows'
