@@ -233,40 +233,53 @@ func TestPlanBlocksARefillingCountForAUnit(t *testing.T) {
 // pace.
 func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
 	const transit = time.Millisecond
-	r := request()
-	srv := &window{quota: 10, length: time.Second, opened: true}
-	var m Memory
-	at := t0.Add(300 * time.Millisecond) // windows a fraction of a second into one
-	refused := 0
-	for at.Before(t0.Add(20 * time.Second)) {
-		status, h := srv.answer(at.Add(transit))
-		now := at.Add(2 * transit)
-		obs := header.Parse(status, h, nil, now)
-		var p Plan
-		m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: at, Now: now}, &p)
-		next := at.Add(50 * time.Millisecond)
-		if status != http.StatusOK {
-			if at.After(t0.Add(4 * time.Second)) {
-				refused++
-				t.Errorf("refused at %v, %v into a window that ends at %v", at.Sub(t0), at.Sub(srv.end.Add(-srv.length)), srv.end.Sub(t0))
+	// idle is how long the client pauses after a spent window's block
+	// before it sends again: none, or, so that windows open at changing
+	// fractions of a second and no one lateness places them, 0-300 ms.
+	for _, idle := range []func(i int) time.Duration{
+		func(int) time.Duration { return 0 },
+		func(i int) time.Duration { return time.Duration(i*137%300) * time.Millisecond },
+	} {
+		r := request()
+		srv := &window{quota: 10, length: time.Second, opened: true}
+		var m Memory
+		at := t0.Add(300 * time.Millisecond) // windows a fraction of a second into one
+		refused, spent := 0, 0
+		for at.Before(t0.Add(20 * time.Second)) {
+			status, h := srv.answer(at.Add(transit))
+			now := at.Add(2 * transit)
+			obs := header.Parse(status, h, nil, now)
+			var p Plan
+			m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: at, Now: now}, &p)
+			next := at.Add(50 * time.Millisecond)
+			if status != http.StatusOK {
+				if at.After(t0.Add(4 * time.Second)) {
+					refused++
+					t.Errorf("refused at %v, %v into a window that ends at %v", at.Sub(t0), at.Sub(srv.end.Add(-srv.length)), srv.end.Sub(t0))
+				}
+				next = now.Add(time.Second) // a bare refusal's retry
 			}
-			next = now.Add(time.Second) // a bare refusal's retry
-		}
-		for _, b := range p.Blocks {
-			if end := now.Add(b.For); end.After(next) {
-				next = end
+			for _, b := range p.Blocks {
+				if end := now.Add(b.For); end.After(next) {
+					next = end
+				}
 			}
-		}
-		if h.Get("X-RateLimit-Remaining") == "0" && status == http.StatusOK && at.After(t0.Add(4*time.Second)) {
-			// Spent: the block ends at the window's end, or a pace after.
-			if over := next.Sub(srv.end); over < 0 || over > 50*time.Millisecond {
-				t.Errorf("spent at %v: held until %v past the window's end, want 0 to 50 ms", at.Sub(t0), over)
+			if h.Get("X-RateLimit-Remaining") == "0" && status == http.StatusOK {
+				if at.After(t0.Add(4 * time.Second)) {
+					// Spent: the block ends at the window's end, or a
+					// pace after.
+					if over := next.Sub(srv.end); over < 0 || over > 50*time.Millisecond {
+						t.Errorf("spent at %v: held until %v past the window's end, want 0 to 50 ms", at.Sub(t0), over)
+					}
+				}
+				spent++
+				next = next.Add(idle(spent))
 			}
+			at = next
 		}
-		at = next
-	}
-	if refused > 0 {
-		t.Errorf("%d refusals after the first 4 s", refused)
+		if refused > 0 {
+			t.Errorf("%d refusals after the first 4 s", refused)
+		}
 	}
 }
 

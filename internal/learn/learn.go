@@ -592,18 +592,28 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 							resetIn, bound = turn.Sub(now), false
 						}
 					}
-					if short && sl.late > 0 && slideIn == 0 {
-						// A reset truncated to whole seconds, placed by how
-						// late past their resets other windows turned: a
-						// window this client's request opened turns no
-						// sooner than its length after that request
-						// (ulule/limiter's, each opened by a first request
-						// a fraction of a second into one, turned a few
-						// milliseconds after the lateness read from the
-						// windows before, and refused, with no Retry-After,
-						// the request sent into them: a second lost each).
-						if at, ok := m.openedTurn(key, l.Window, now); ok && at.Sub(now) > resetIn {
-							resetIn = min(at.Sub(now), MaxBlock)
+					if short && wholeInstant(l) && (sl.late > 0 || sl.lateSeen) && slideIn == 0 {
+						// A reset truncated to whole seconds: a window this
+						// client's request opened turns its length after
+						// that request. Where the lateness of the windows
+						// before measures where they turn (a grid:
+						// go-chi/httprate's, sethvargo/go-limiter's), no
+						// sooner than that (ulule/limiter's windows, each
+						// opened by a first request a fraction of a second
+						// into one, turned a few milliseconds after the
+						// lateness read from the windows before, and
+						// refused, with no Retry-After, the request sent
+						// into them: a second lost each); where it does not
+						// (a second's guess, or none left once windows
+						// disagreed), then: held to the guess, a window
+						// that turned on time was held most of a second
+						// past it, and with none, sent into early.
+						if at, ok := m.openedTurn(key, l.Window, now); ok {
+							if sl.measured {
+								resetIn = max(resetIn, min(at.Sub(now), MaxBlock))
+							} else {
+								resetIn = min(at.Sub(now), MaxBlock)
+							}
 						}
 					}
 					if refillIn > 0 && in.Status < 400 {

@@ -65,6 +65,9 @@ type slideState struct {
 	// tells whether an answer has bounded it from above.
 	lateLo, lateHi time.Duration
 	hiSet          bool
+	// lateEver: some answer was counted in a window after that window's
+	// stated reset, though the bounds it gave were dropped since.
+	lateEver bool
 }
 
 // floorEvidence is how long after an answer's reset its request must have
@@ -96,6 +99,10 @@ type slide struct {
 	// any skew of the server's.
 	late     time.Duration
 	measured bool
+	// lateSeen: some answer of the count came past its stated reset,
+	// so its resets are not all rounded up, whether or not late places
+	// its windows now.
+	lateSeen bool
 	// unsure is added to a probe's wait where nothing is known of where
 	// a window of more than unsureMinWindow turns against its reset in
 	// whole seconds: a second, as far past it as a truncated reset's
@@ -217,7 +224,7 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		w = l.Window
 	}
 	if s.votes < slideVotes || w <= 0 || w > steadyMaxWindow {
-		sl := slide{step: s.step, late: late, measured: measured}
+		sl := slide{step: s.step, late: late, measured: measured, lateSeen: s.lateEver}
 		if !s.fixed {
 			sl.probe = time.Duration(float64(max(w, s.longest)) / l.Quota)
 			if late == 0 && max(w, s.longest) > unsureMinWindow {
@@ -226,7 +233,7 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		}
 		return sl
 	}
-	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), measured, sentAt, now), step: s.step, late: late, measured: measured}
+	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), measured, sentAt, now), step: s.step, late: late, measured: measured, lateSeen: s.lateEver}
 }
 
 // lateMargin is how far past the latest turn answers allow a window is
@@ -248,6 +255,7 @@ func (s *slideState) lateness(l *header.Limit, sentAt, now time.Time) (time.Dura
 	if d := sentAt.Sub(l.Reset); d > s.lateLo {
 		s.lateLo = min(d, time.Second)
 	}
+	s.lateEver = s.lateEver || s.lateLo > 0
 	w := s.step
 	if l.Has(header.HasWindow) && l.Window > 0 {
 		w = l.Window
