@@ -91,6 +91,7 @@ func (m *Memory) singleWait(key string, l *header.Limit, bound time.Duration, no
 	case s.lo > 0:
 		w = (s.lo + s.hi) / 2
 	}
+	w = max(w, time.Millisecond) // a pace of two a wait needs a wait
 	s.wait, s.spentAt, s.tried = w, now, false
 	return w, true
 }
