@@ -244,7 +244,7 @@ func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
 		srv := &window{quota: 10, length: time.Second, opened: true}
 		var m Memory
 		at := t0.Add(300 * time.Millisecond) // windows a fraction of a second into one
-		refused, spent := 0, 0
+		refused, spent, checked := 0, 0, 0
 		for at.Before(t0.Add(20 * time.Second)) {
 			status, h := srv.answer(at.Add(transit))
 			now := at.Add(2 * transit)
@@ -271,6 +271,7 @@ func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
 					if over := next.Sub(srv.end); over < 0 || over > 50*time.Millisecond {
 						t.Errorf("spent at %v: held until %v past the window's end, want 0 to 50 ms", at.Sub(t0), over)
 					}
+					checked++
 				}
 				spent++
 				next = next.Add(idle(spent))
@@ -279,6 +280,12 @@ func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
 		}
 		if refused > 0 {
 			t.Errorf("%d refusals after the first 4 s", refused)
+		}
+		// 16 s of windows of a second, each spent in half a second or so:
+		// a client held so long that it spent few shows nothing above.
+		t.Logf("%d windows checked", checked)
+		if checked < 10 {
+			t.Errorf("%d windows spent after the first 4 s, want 10 or more", checked)
 		}
 	}
 }

@@ -616,11 +616,17 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 							}
 						}
 					}
+					// A count of one (singleWait), where nothing nearer
+					// says when its unit is back.
+					var single time.Duration
+					if in.Status < 400 && slideIn == 0 && refillIn == 0 {
+						single, _ = m.singleWait(key, l, resetIn, now)
+					}
 					if refillIn > 0 && in.Status < 400 {
 						// A bucket: a unit is back within one interval of
 						// its measured rate, whatever its reset says.
 						resetIn, bound = min(refillIn, resetIn), false
-					} else if w, ok := m.singleWaitIf(in.Status < 400 && slideIn == 0, key, l, resetIn, now); ok {
+					} else if w := single; w > 0 {
 						// A count of one: its unit's wait, bisected
 						// within the bound its reset sets, and paced at
 						// two a wait, so that the requests the block holds

@@ -60,14 +60,6 @@ func singleCount(l *header.Limit) bool {
 // a reset in whole seconds rounded up, a second or two.
 const singleMaxBound = 2 * time.Second
 
-// singleWaitIf is singleWait where cond holds, else nothing.
-func (m *Memory) singleWaitIf(cond bool, key string, l *header.Limit, bound time.Duration, now time.Time) (time.Duration, bool) {
-	if !cond {
-		return 0, false
-	}
-	return m.singleWait(key, l, bound, now)
-}
-
 // singleWait returns how long a spent count of one is held, given the
 // bound its reset sets, and records the answer; false where the count is
 // not one, or its bound is not such a rounded second or two.
