@@ -137,9 +137,9 @@ func (w *tpWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		c.limited++
-		if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && ra > 0 {
+		if ra := retryAfter(resp.Header.Get("Retry-After")); ra > 0 {
 			now := time.Now()
-			if until := now.Add(time.Duration(ra) * time.Second); until.After(c.blockedUntil) {
+			if until := now.Add(ra); until.After(c.blockedUntil) {
 				if !now.Before(c.blockedUntil) {
 					c.blockedFrom = now.Add(tpGrace)
 				}
@@ -152,6 +152,19 @@ func (w *tpWire) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return resp, err
+}
+
+// retryAfter reads a Retry-After as the servers here send it: seconds,
+// whole (RFC 9110) or, as rate-limiter-flexible's users write it, with a
+// fraction; or an HTTP date. 0 when it is none of them.
+func retryAfter(v string) time.Duration {
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 && s < 1e9 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(strings.Replace(v, " UTC", " GMT", 1)); err == nil {
+		return time.Until(t)
+	}
+	return 0
 }
 
 // tpClients returns heed, zero-config, and the no-handling client, each
@@ -293,7 +306,7 @@ func ratio(a, b int) string {
 }
 
 // tpSections orders RESULTS-thirdparty.md's sections.
-var tpSections = []string{"express-rate-limit", "nginx limit_req", "go-chi/httprate", "throttled/throttled", "didip/tollbooth",
+var tpSections = []string{"express-rate-limit", "@fastify/rate-limit, rate-limiter-flexible", "nginx limit_req", "go-chi/httprate", "throttled/throttled", "didip/tollbooth",
 	"labstack/echo", "ulule/limiter", "sethvargo/go-limiter",
 	"go-chi/httprate, virtual time", "throttled/throttled, virtual time", "didip/tollbooth, virtual time", "labstack/echo, virtual time"}
 
@@ -429,24 +442,7 @@ func startProcess(t *testing.T, cmd *exec.Cmd, ready string) {
 // TestThirdPartyExpressRateLimit runs heed against express-rate-limit v8:
 // six routes, each with its own limiter and header style.
 func TestThirdPartyExpressRateLimit(t *testing.T) {
-	need(t, "node", "npm")
-	dir, err := filepath.Abs("testdata/express")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "express-rate-limit")); err != nil {
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm ci: %v\n%s", err, out)
-		}
-	}
-	port := freePort(t)
-	cmd := exec.Command("node", "server.js")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	startProcess(t, cmd, "listening")
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	dir, base := startNode(t, "testdata/express", "express-rate-limit")
 
 	routes := []tpRoute{
 		{name: "/d6/ draft-6 10/1s", path: "/d6/", workers: 2},
@@ -464,7 +460,42 @@ func TestThirdPartyExpressRateLimit(t *testing.T) {
 	}
 	routes = tpFilter(routes)
 	wires := runTP(t, base, routes)
-	// The server's own counts.
+	nodeTruth(t, base, wires)
+	ver := npmVersion(dir, "express-rate-limit")
+	table := tpReport(t, "express-rate-limit "+ver, *tpFor, routes, wires, true)
+	tpWrite(t, "express-rate-limit", "express-rate-limit "+ver+" on express "+npmVersion(dir, "express")+" (bench/testdata/express/server.js), node "+nodeVersion()+
+		"; one limiter per route, fixed windows in its memory store, keyed per client. *accepted*: the server's own count.", table)
+}
+
+// startNode installs the node server in dir (npm ci, when pkg is not in
+// its node_modules yet), starts its server.js on a free port, and returns
+// dir's absolute path and the server's base URL.
+func startNode(t *testing.T, dir, pkg string) (abs, base string) {
+	t.Helper()
+	need(t, "node", "npm")
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(abs, "node_modules", pkg)); err != nil {
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = abs
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("npm ci: %v\n%s", err, out)
+		}
+	}
+	port := freePort(t)
+	cmd := exec.Command("node", "server.js")
+	cmd.Dir = abs
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	startProcess(t, cmd, "listening")
+	return abs, "http://127.0.0.1:" + strconv.Itoa(port)
+}
+
+// nodeTruth sets each wire's accepted counts from the node server's own
+// (GET /_truth: per client, per route).
+func nodeTruth(t *testing.T, base string, wires map[string]*tpWire) {
+	t.Helper()
 	resp, err := http.Get(base + "/_truth")
 	if err != nil {
 		t.Fatal(err)
@@ -480,10 +511,6 @@ func TestThirdPartyExpressRateLimit(t *testing.T) {
 			c.accepted = truth[client][path].Accepted
 		}
 	}
-	ver := npmVersion(dir, "express-rate-limit")
-	table := tpReport(t, "express-rate-limit "+ver, *tpFor, routes, wires, true)
-	tpWrite(t, "express-rate-limit", "express-rate-limit "+ver+" on express "+npmVersion(dir, "express")+" (bench/testdata/express/server.js), node "+nodeVersion()+
-		"; one limiter per route, fixed windows in its memory store, keyed per client. *accepted*: the server's own count.", table)
 }
 
 func npmVersion(dir, pkg string) string {

@@ -63,6 +63,12 @@ const (
 	HasCost        // the request's cost in the limit's units
 	HasUtilization // the fraction of the quota spent
 	ResetIsDelay   // Reset came from a delay (Discord's X-RateLimit-Reset-After), immune to clock skew
+	// ResetSeconds: Reset came from a delay in a field that also carries
+	// epoch instants (X-RateLimit-Reset: 1, as @fastify/rate-limit sends
+	// it), in seconds that such servers round up, as the IETF drafts'
+	// are; set with ResetIsDelay. Discord's X-RateLimit-Reset-After,
+	// to the millisecond, is not.
+	ResetSeconds
 )
 
 // Limit is one limit a response describes, normalised from any dialect.

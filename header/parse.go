@@ -501,6 +501,9 @@ func (p *parser) finish() {
 		if vs := p.h[keyRetryAfter]; len(vs) > 0 {
 			if d, ok := ParseRetryAfter(vs[0], p.now); ok {
 				w.set(d, "Retry-After")
+				// A delay with a fraction of a second is to the
+				// millisecond (rate-limiter-flexible's users' Retry-After).
+				w.fine = w.src == "Retry-After" && isDecimal(vs[0]) && strings.IndexByte(vs[0], '.') > 0
 			} else {
 				p.warnf("Retry-After: %s is neither a delay nor a date; ignored", quote(vs[0]))
 			}
@@ -531,6 +534,9 @@ func (p *parser) finish() {
 		p.waitForReset(&w, func(l *Limit) bool { return l.Exhausted() })
 	}
 
+	if w.fine && w.d%time.Second != 0 {
+		p.refineResets(w.d)
+	}
 	exhausted := p.anyExhausted()
 	switch o.Status {
 	case http.StatusTooManyRequests:
@@ -568,11 +574,32 @@ func (p *parser) finish() {
 	}
 }
 
+// refineResets takes a wait stated to a fraction of a second (a Retry-After
+// of "0.756", as rate-limiter-flexible's users write msBeforeNext / 1000,
+// or a Retry-After-Ms) for the reset of each limit whose reset is an
+// instant in whole seconds within a second of it, on either side: the same
+// instant, rounded up (Math.ceil of epoch seconds) or down (JavaScript's
+// Date.toString), which would hold a client up to a second past the turn
+// or send it in early. The delay is also immune to clock skew.
+func (p *parser) refineResets(d time.Duration) {
+	at := p.now.Add(d)
+	for i := range p.o.Limits {
+		l := &p.o.Limits[i]
+		if !l.Has(HasReset) || l.Has(ResetIsDelay) || l.Reset.Nanosecond() != 0 {
+			continue
+		}
+		if off := l.Reset.Sub(at); off > -time.Second && off < time.Second {
+			l.Reset, l.Known = at, l.Known|ResetIsDelay
+		}
+	}
+}
+
 // wait is a candidate wait and where it came from; the first one set wins.
 type wait struct {
-	d   time.Duration
-	src string
-	ok  bool
+	d    time.Duration
+	src  string
+	ok   bool
+	fine bool // a delay to a fraction of a second: refineResets
 }
 
 func (w *wait) set(d time.Duration, src string) {
@@ -593,6 +620,9 @@ func (p *parser) retryAfterMs(w *wait, key, name string) {
 		return
 	}
 	if n, ok := number(v); ok {
+		if !w.ok {
+			w.fine = true
+		}
 		w.set(seconds(n/1000), name)
 	} else {
 		p.warnf("%s: %s is not a delay in milliseconds; ignored", name, quote(v))

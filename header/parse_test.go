@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -687,17 +688,23 @@ func TestCanonicalKeys(t *testing.T) {
 }
 
 // A reset stated as a delay (Discord's X-RateLimit-Reset-After, and its
-// milliseconds form) is marked ResetIsDelay, which takes no clock-skew
-// allowance; an epoch reset is not.
+// milliseconds form, and X-RateLimit-Reset when it counts seconds, as
+// @fastify/rate-limit's does) is marked ResetIsDelay, which takes no
+// clock-skew allowance; an epoch reset is not. X-RateLimit-Reset's seconds
+// are also marked ResetSeconds, since such servers round them up;
+// Discord's Reset-After, to the millisecond, is not, even beside one.
 func TestResetIsDelay(t *testing.T) {
 	at := time.Unix(1470173022, 0)
 	for _, tc := range []struct {
-		name   string
-		header http.Header
-		delay  bool
+		name           string
+		header         http.Header
+		delay, seconds bool
 	}{
-		{"Reset-After", http.Header{"X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1470173023"}, "X-Ratelimit-Reset-After": {"1"}}, true},
-		{"epoch Reset", http.Header{"X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1470173023"}}, false},
+		{"Reset-After", http.Header{"X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1470173023"}, "X-Ratelimit-Reset-After": {"1"}}, true, false},
+		{"Reset-After over seconds", http.Header{"X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1"}, "X-Ratelimit-Reset-After": {"0.872"}}, true, false},
+		{"epoch Reset", http.Header{"X-Ratelimit-Limit": {"5"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {"1470173023"}}, false, false},
+		{"fastify seconds", http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"3"}, "X-Ratelimit-Reset": {"1"}}, true, true},
+		{"Reset-Ms delay", http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"3"}, "X-Ratelimit-Reset": {"1"}, "X-Ratelimit-Reset-Ms": {"640"}}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obs := Parse(200, tc.header, nil, at)
@@ -706,6 +713,48 @@ func TestResetIsDelay(t *testing.T) {
 			}
 			if got := obs.Limits[0].Has(ResetIsDelay); got != tc.delay {
 				t.Errorf("ResetIsDelay = %v, want %v", got, tc.delay)
+			}
+			if got := obs.Limits[0].Has(ResetSeconds); got != tc.seconds {
+				t.Errorf("ResetSeconds = %v, want %v", got, tc.seconds)
+			}
+		})
+	}
+}
+
+// A Retry-After to a fraction of a second (rate-limiter-flexible's users
+// write msBeforeNext / 1000) states the turn that a reset in whole seconds
+// beside it rounds, up (Math.ceil of epoch seconds) or down (JavaScript's
+// Date.toString): the reset is taken from it, on a refusal and, where it
+// is sent on every answer, on a success. A Retry-After in whole seconds, a
+// date, or a reset more than a second from it leaves the reset alone.
+func TestPreciseRetryAfterRefinesAWholeSecondReset(t *testing.T) {
+	now := time.Date(2026, 12, 4, 20, 52, 50, 142_000_000, time.UTC)
+	epoch := func(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
+	turn := now.Add(756 * time.Millisecond) // 20:52:50.898
+	for _, tc := range []struct {
+		name    string
+		status  int
+		h       http.Header
+		want    time.Time
+		refined bool
+	}{
+		{"429, epoch rounded up", 429, http.Header{"Retry-After": {"0.756"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {epoch(turn.Add(time.Second))}}, turn, true},
+		{"200, Date.toString truncated", 200, http.Header{"Retry-After": {"0.756"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"4"}, "X-Ratelimit-Reset": {"Fri Dec 04 2026 20:52:50 GMT+0000 (Coordinated Universal Time)"}}, turn, true},
+		{"whole Retry-After", 429, http.Header{"Retry-After": {"1"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {epoch(turn.Add(time.Second))}}, time.Unix(turn.Add(time.Second).Unix(), 0), false},
+		{"reset far from it", 429, http.Header{"Retry-After": {"0.756"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {epoch(now.Add(5 * time.Second))}}, time.Unix(now.Add(5*time.Second).Unix(), 0), false},
+		{"date Retry-After", 429, http.Header{"Retry-After": {"Fri, 04 Dec 2026 20:52:51 GMT"}, "X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {"0"}, "X-Ratelimit-Reset": {epoch(turn.Add(time.Second))}}, time.Unix(turn.Add(time.Second).Unix(), 0), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := Parse(tc.status, tc.h, nil, now)
+			if len(obs.Limits) != 1 {
+				t.Fatalf("limits = %+v, want one", obs.Limits)
+			}
+			l := obs.Limits[0]
+			if !l.Reset.Equal(tc.want) {
+				t.Errorf("reset %v, want %v", l.Reset.Format(time.StampMilli), tc.want.Format(time.StampMilli))
+			}
+			if got := l.Has(ResetIsDelay); got != tc.refined {
+				t.Errorf("ResetIsDelay = %v, want %v", got, tc.refined)
 			}
 		})
 	}

@@ -223,6 +223,16 @@ func parseReset(v string, now time.Time) (t time.Time, why string) {
 	return time.Time{}, "is neither a number, a duration nor a date"
 }
 
+// isDelay reports whether parseReset reads v, at now, as a delay in
+// seconds rather than an instant.
+func isDelay(v string, now time.Time) bool {
+	if !isDecimal(v) {
+		return false
+	}
+	f, ok := number(v)
+	return ok && f < epochSecondsMin && f < float64(now.Unix()-86400)
+}
+
 // parseISODate reads the RFC 3339 and ISO 8601 date forms servers send.
 // time.Parse accepts a fraction of a second after the seconds in each.
 func parseISODate(v string) (time.Time, bool) {

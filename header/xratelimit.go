@@ -19,17 +19,24 @@ func (p *parser) count(key, name string) (float64, bool) {
 }
 
 // reset reads a reset field in any of the forms parseReset knows.
-func (p *parser) reset(key, name string) (time.Time, bool) {
+func (p *parser) reset(key, name string) (t time.Time, known Known, ok bool) {
 	v, ok := p.get(key)
 	if !ok {
-		return time.Time{}, false
+		return time.Time{}, 0, false
 	}
 	t, why := parseReset(v, p.now)
 	if why != "" {
 		p.warnf("%s: %s %s; ignored", name, quote(v), why)
-		return time.Time{}, false
+		return time.Time{}, 0, false
 	}
-	return t, true
+	known = HasReset
+	if isDelay(v, p.now) {
+		// Seconds until the reset (@fastify/rate-limit's, many
+		// middlewares'), not an instant: immune to clock skew, and, in
+		// whole seconds, rounded as a delay is.
+		known |= ResetIsDelay | ResetSeconds
+	}
+	return t, known, true
 }
 
 // fields names the three fields of a simple limit: canonical keys, and the
@@ -54,8 +61,8 @@ func (p *parser) simple(lim Limit, f *fields) int {
 		}
 	}
 	if f.reset != "" {
-		if t, ok := p.reset(f.reset, f.resetName); ok {
-			lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
+		if t, k, ok := p.reset(f.reset, f.resetName); ok {
+			lim.Reset, lim.Known, got = t, lim.Known|k, true
 		}
 	}
 	if !got {
@@ -230,14 +237,14 @@ func (p *parser) xRateLimit() {
 		lim.Remaining, lim.Known, got = n, lim.Known|HasRemaining, true
 	}
 	resetFrom := "X-RateLimit-Reset"
-	if t, ok := p.reset("X-Ratelimit-Reset", "X-RateLimit-Reset"); ok {
-		lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
+	if t, k, ok := p.reset("X-Ratelimit-Reset", "X-RateLimit-Reset"); ok {
+		lim.Reset, lim.Known, got = t, lim.Known|k, true
 	}
 	if v, ok := p.get("X-Ratelimit-Reset-After"); ok {
 		// Discord's delay in seconds is immune to clock skew, so it
 		// wins over the epoch in X-RateLimit-Reset.
 		if n, ok := number(v); ok {
-			lim.Reset, lim.Known, got = p.now.Add(seconds(n)), lim.Known|HasReset|ResetIsDelay, true
+			lim.Reset, lim.Known, got = p.now.Add(seconds(n)), lim.Known&^ResetSeconds|HasReset|ResetIsDelay, true
 			resetFrom = "X-RateLimit-Reset-After"
 		} else {
 			p.warnf("X-RateLimit-Reset-After: %s is not a delay in seconds; ignored", quote(v))
@@ -248,13 +255,13 @@ func (p *parser) xRateLimit() {
 		// milliseconds.
 		if v, ok := p.get("X-Ratelimit-Reset-Ms"); ok && resetFrom == "X-RateLimit-Reset" {
 			if t, ok := p.millisReset(v, "X-RateLimit-Reset-Ms"); ok {
-				lim.Reset, lim.Known, got = t, lim.Known|HasReset, true
+				lim.Reset, lim.Known, got = t, lim.Known&^(ResetIsDelay|ResetSeconds)|HasReset, true
 				resetFrom = "X-RateLimit-Reset-Ms"
 			}
 		}
 		if v, ok := p.get("X-Ratelimit-Reset-After-Ms"); ok {
 			if t, ok := p.millisReset(v, "X-RateLimit-Reset-After-Ms"); ok {
-				lim.Reset, lim.Known, got = t, lim.Known|HasReset|ResetIsDelay, true
+				lim.Reset, lim.Known, got = t, lim.Known&^ResetSeconds|HasReset|ResetIsDelay, true
 				resetFrom = "X-RateLimit-Reset-After-Ms"
 			}
 		}

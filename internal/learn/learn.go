@@ -456,12 +456,16 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			p.joins = append(p.joins, sub)
 			m.seedShared(key, r.ScopeKey(r.UnknownScope))
 		}
+		// A count that refills as time passes (a token bucket, GCRA) and
+		// states no window: read before any window is inferred, which
+		// it has none of.
+		refillRate, refills := m.refillCount(key, l, in.Status, in.SentAt, now)
 		opened := false // a window whose first answers said it opened whole
 		if w, ok := m.inferWindow(key, l, now); ok && spendable(r, l) {
 			lw := *l
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
 			l = &lw
-		} else if w, ok := m.openedWindow(key, l, in.Status, in.SentAt, now); ok {
+		} else if w, ok := m.openedWindow(key, l, in.Status, in.SentAt, now); ok && !refills {
 			opened = true
 			lw := *l
 			lw.Window, lw.Known = w, lw.Known|header.HasWindow
@@ -486,7 +490,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		// at, and, spent, held until a unit is back (refillIn), not to
 		// its reset, which says when it is full.
 		var refillIn time.Duration
-		if rr, ok := m.refillCount(key, l, in.Status, in.SentAt, now); ok && !l.Has(header.HasWindow) && l.Quota/rr <= steadyMaxWindow.Seconds() {
+		if rr := refillRate; refills && !l.Has(header.HasWindow) && l.Quota/rr <= steadyMaxWindow.Seconds() {
 			lw := *l
 			lw.Window, lw.Known = time.Duration(float64(time.Second)*l.Quota/rr), lw.Known|header.HasWindow
 			l = &lw
@@ -531,7 +535,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			// A reset truncated to whole seconds: the window turns up to a
 			// second after it (slide.late).
 			resetIn += sl.late
-			rounded := !AbsoluteReset(l.Dialect) && resetIn >= time.Second && resetIn%time.Second == 0
+			rounded := (!AbsoluteReset(l.Dialect) || l.Has(header.ResetSeconds)) && resetIn >= time.Second && resetIn%time.Second == 0
 			whole := time.Duration(0) // a reset rounded up to whole seconds
 			if rounded {
 				whole = resetIn
@@ -585,7 +589,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// (Jira's per-issue 2 s and 30 s, on the issue) bound
 					// two turns, and keeping the least would end the longer
 					// window's block at the shorter one's turn.
-					bound := short && rounded && !AbsoluteReset(l.Dialect) &&
+					bound := short && rounded && (!AbsoluteReset(l.Dialect) || l.Has(header.ResetSeconds)) &&
 						(sub.Key == key || key == r.ScopeKey(r.UnknownScope) && len(m.SubScopes(r.Endpoint)) == 0)
 					if short && rounded {
 						if turn, ok, _ := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
@@ -848,10 +852,22 @@ func wholeInstant(l *header.Limit) bool {
 	return l.Has(header.HasReset) && AbsoluteReset(l.Dialect) && !l.Has(header.ResetIsDelay) && l.Reset.Nanosecond() == 0
 }
 
+// wholeDelay reports whether a limit's reset is a delay in whole seconds,
+// which servers round up: the IETF drafts' (express-rate-limit's,
+// @fastify/rate-limit's with its draft headers, tollbooth's) and
+// X-RateLimit-Reset's where it counts seconds (@fastify/rate-limit's
+// default headers). Not a reset that says when a bucket is full (OpenAI's).
+func wholeDelay(l *header.Limit, now time.Time) bool {
+	d := l.Reset.Sub(now)
+	return l.Has(header.HasReset) && (!AbsoluteReset(l.Dialect) || l.Has(header.ResetSeconds)) && !FullReset(l.Dialect) &&
+		d >= time.Second && d%time.Second == 0
+}
+
 // openedWindow returns the length of a short window that no header states,
 // for a limit whose scope is not known (so not spendable: inferWindow does
-// not take it) and whose reset is an instant in whole seconds:
-// express-rate-limit's legacy X-RateLimit-* and the many counters like it.
+// not take it) and whose reset is an instant in whole seconds
+// (express-rate-limit's legacy X-RateLimit-* and the many counters like
+// it) or a delay in whole seconds (wholeDelay: @fastify/rate-limit's).
 // Each answer that says quota-1 is left is the first of a window; its
 // reset, less when its request was sent, bounds the window from above
 // (a window it opened ends by then; a window on a grid that it found
@@ -875,7 +891,8 @@ func wholeInstant(l *header.Limit) bool {
 // third window's reset steps by less (express-rate-limit's 20 per 1 s,
 // on two routes, was paced at 10 a second so).
 func (m *Memory) openedWindow(key string, l *header.Limit, status int, sentAt, now time.Time) (time.Duration, bool) {
-	if l.Has(header.HasWindow) || !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota < 2 || !wholeInstant(l) ||
+	delay := wholeDelay(l, now)
+	if l.Has(header.HasWindow) || !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota < 2 || !wholeInstant(l) && !delay ||
 		l.Reset.Sub(sentAt) > steadyMaxWindow {
 		// Every answer of a short window resets within it: an hourly
 		// quota's (GitHub's) takes no lock and no entry.
@@ -903,11 +920,14 @@ func (m *Memory) openedWindow(key string, l *header.Limit, status int, sentAt, n
 		default:
 			o.w, o.n = min(in, o.w), o.n+1
 		}
-	case l.Reset.Equal(o.reset) && !o.first.IsZero():
+	case !o.first.IsZero() && (l.Reset.Equal(o.reset) ||
+		delay && l.Remaining < l.Quota-1 && l.Reset.After(o.reset.Add(-time.Second)) && l.Reset.Before(o.reset.Add(time.Second))):
 		// A later answer of the same window: the window is at least as
 		// long as the time between the two requests (an aligned window
 		// of 2 s, whose first answers can read under 1.5 s, is so told
-		// from a window of 1 s).
+		// from a window of 1 s). A delay rounded up ends within a second
+		// after the window's end, and its first answer's within a
+		// transit of it: a later window's answers end a window later.
 		o.span = max(o.span, sentAt.Sub(o.first))
 		if status >= 400 && sentAt.Sub(o.first) >= max(o.w.Truncate(time.Second), time.Second) {
 			// Refused a whole number of seconds after the window's first

@@ -3,6 +3,7 @@ package learn
 import (
 	"fmt"
 	"math"
+	"net/http"
 	"reflect"
 	"slices"
 	"strings"
@@ -1511,6 +1512,40 @@ func TestPlanLearnsAWindowOpenedByItsFirstRequest(t *testing.T) {
 	plan(&hourly, 5000, 4999, t0.Add(time.Hour), t0)
 	if len(hourly.opens) != 0 {
 		t.Errorf("an hourly quota's answer took %d entries, want none", len(hourly.opens))
+	}
+}
+
+// The same window with its reset stated as the seconds left, rounded up
+// (@fastify/rate-limit's X-RateLimit-Reset: "1" for any part of a second
+// left), read through the parser: learned from its windows' first answers
+// and paced at its steady rate, an exhausted window held until a second
+// after its first answer, not for the reset's rounded-up second. Before,
+// such a reset was read as an instant plus the clock-skew allowance and
+// what was left spread over it: 0.54 of what a client with no handling
+// took from the real server.
+func TestPlanLearnsAWindowOpenedByItsFirstRequestFromDelays(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	cfg := Config{Skew: 200 * time.Millisecond}
+	var m Memory
+	plan := func(remaining, reset string, sent time.Time) Plan {
+		t.Helper()
+		h := http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {remaining}, "X-Ratelimit-Reset": {reset}}
+		now := sent.Add(time.Millisecond)
+		obs := header.Parse(200, h, nil, now)
+		var p Plan
+		m.Plan(cfg, &Input{Req: request(), Obs: &obs, Status: 200, SentAt: sent, Now: now}, &p)
+		return p
+	}
+	if p := plan("9", "1", ms(700)); endpointRate(p) != 0 {
+		t.Errorf("one reading paced the endpoint at %v, want nothing", endpointRate(p))
+	}
+	plan("5", "1", ms(1100))
+	if got, want := endpointRate(plan("9", "1", ms(1750))), DefaultTarget*10; math.Abs(got-want) > 1e-9 {
+		t.Errorf("after two windows paced at %v, want %v (10 per 1 s)", got, want)
+	}
+	p := plan("0", "1", ms(2500))
+	if want := ms(1751).Add(time.Second + phaseMargin).Sub(ms(2501)); len(p.Blocks) != 1 || p.Blocks[0].For != want {
+		t.Errorf("exhausted: blocks %+v, want one of %v", p.Blocks, want)
 	}
 }
 

@@ -1,0 +1,35 @@
+package bench
+
+import (
+	"testing"
+)
+
+// TestThirdPartyNodeLimiters runs heed against two more rate limiters from
+// the npm registry, configured as their users do (bench/testdata/node):
+// @fastify/rate-limit, Fastify's own plugin, and rate-limiter-flexible
+// behind the header-writing hook its README and its users' middlewares
+// show. Between them they send a Retry-After with a fraction of a second,
+// a reset as JavaScript's Date.toString(), headers on refusals only, a
+// window that every refusal restarts (continueExceeding) or doubles
+// (exponentialBackoff), and a block for seconds past the window
+// (blockDuration).
+func TestThirdPartyNodeLimiters(t *testing.T) {
+	dir, base := startNode(t, "testdata/node", "rate-limiter-flexible")
+	routes := tpFilter([]tpRoute{
+		{name: "/f1/ @fastify/rate-limit 10/1s", path: "/f1/", workers: 2},
+		{name: "/f2/ @fastify/rate-limit 20/2s, draft headers", path: "/f2/", workers: 2},
+		{name: "/f3/ @fastify/rate-limit 5/1s, continueExceeding", path: "/f3/", workers: 2},
+		{name: "/f4/ @fastify/rate-limit 3/1s, exponentialBackoff", path: "/f4/", workers: 2},
+		{name: "/f5/ @fastify/rate-limit 60/1min", path: "/f5/", workers: 2},
+		{name: "/r1/ rate-limiter-flexible 10/1s, headers on 429", path: "/r1/", workers: 2},
+		{name: "/r2/ rate-limiter-flexible 10/1s, headers always, Date reset", path: "/r2/", workers: 2},
+		{name: "/r3/ rate-limiter-flexible 5/1s, blocked 3s", path: "/r3/", workers: 2},
+	})
+	wires := runTP(t, base, routes)
+	nodeTruth(t, base, wires)
+	about := "@fastify/rate-limit " + npmVersion(dir, "@fastify/rate-limit") + " and rate-limiter-flexible " + npmVersion(dir, "rate-limiter-flexible") +
+		" on fastify " + npmVersion(dir, "fastify") + " (bench/testdata/node/server.js), node " + nodeVersion() +
+		"; one limiter per route, windows each client's first request opens, keyed per client. *accepted*: the server's own count."
+	table := tpReport(t, "@fastify/rate-limit and rate-limiter-flexible", *tpFor, routes, wires, true)
+	tpWrite(t, "@fastify/rate-limit, rate-limiter-flexible", about, table)
+}
