@@ -33,3 +33,25 @@ func TestThirdPartyNodeLimiters(t *testing.T) {
 	table := tpReport(t, "@fastify/rate-limit and rate-limiter-flexible", *tpFor, routes, wires, true)
 	tpWrite(t, "@fastify/rate-limit, rate-limiter-flexible", about, table)
 }
+
+// TestThirdPartyNestThrottler runs heed against @nestjs/throttler in a
+// NestJS app (bench/testdata/nest): a sliding log of hits per throttler,
+// X-RateLimit-* on every accepted answer, a refusal carrying a Retry-After
+// and nothing else, and, for throttlers the documentation names (short,
+// long), every field suffixed with the name (X-RateLimit-Limit-short,
+// Retry-After-short).
+func TestThirdPartyNestThrottler(t *testing.T) {
+	dir, base := startNode(t, "testdata/nest", "@nestjs/throttler")
+	routes := tpFilter([]tpRoute{
+		{name: "/n1/ 10/1s", path: "/n1/", workers: 2},
+		{name: "/n2/ short 3/1s and long 20/10s, suffixed fields", path: "/n2/", workers: 2},
+		{name: "/n3/ short 10/1s, suffixed fields", path: "/n3/", workers: 2},
+		{name: "/n4/ 5/1s, blocked 3s", path: "/n4/", workers: 2},
+	})
+	wires := runTP(t, base, routes)
+	nodeTruth(t, base, wires)
+	about := "@nestjs/throttler " + npmVersion(dir, "@nestjs/throttler") + " in a NestJS " + npmVersion(dir, "@nestjs/core") + " app on express (bench/testdata/nest/server.js), node " + nodeVersion() +
+		"; its memory store (a sliding log of hits per throttler), keyed per client and route. *accepted*: the server's own count."
+	table := tpReport(t, "@nestjs/throttler", *tpFor, routes, wires, true)
+	tpWrite(t, "@nestjs/throttler", about, table)
+}

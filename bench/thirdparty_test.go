@@ -306,7 +306,7 @@ func ratio(a, b int) string {
 }
 
 // tpSections orders RESULTS-thirdparty.md's sections.
-var tpSections = []string{"express-rate-limit", "@fastify/rate-limit, rate-limiter-flexible", "nginx limit_req", "HAProxy stick tables", "go-chi/httprate", "throttled/throttled", "didip/tollbooth",
+var tpSections = []string{"express-rate-limit", "@fastify/rate-limit, rate-limiter-flexible", "@nestjs/throttler", "nginx limit_req", "HAProxy stick tables", "go-chi/httprate", "throttled/throttled", "didip/tollbooth",
 	"labstack/echo", "ulule/limiter", "sethvargo/go-limiter",
 	"go-chi/httprate, virtual time", "throttled/throttled, virtual time", "didip/tollbooth, virtual time", "labstack/echo, virtual time"}
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,6 +137,9 @@ func (p *parser) dialects() {
 	if p.nkong > 0 {
 		p.kong()
 	}
+	if p.nnamed > 0 {
+		p.suffixed()
+	}
 	if p.has(famSalesforce) {
 		p.salesforce()
 	}
@@ -169,6 +173,7 @@ const (
 	famOpenAIUsage       // x-ratelimit-*_usage_based
 	famLinear            // X-RateLimit-{Requests,Complexity,Endpoint}-*
 	famFastly            // Fastly-RateLimit-*
+	famRetryAfterNamed   // Retry-After-<name>, @nestjs/throttler's named throttlers
 )
 
 // Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
@@ -196,6 +201,8 @@ const (
 	prefixKongLimit        = "X-Ratelimit-Limit-"
 	prefixKongRemaining    = "X-Ratelimit-Remaining-"
 	maxKong                = 8
+	prefixRetryAfterNamed  = "Retry-After-"
+	maxNamed               = 8
 	prefixUnified          = "Anthropic-Ratelimit-Unified-"
 	maxUnified             = 16
 )
@@ -217,6 +224,8 @@ type parser struct {
 	kongKeys    [maxKong]string // X-RateLimit-Limit-<Period>
 	kongRemKeys [maxKong]string // X-RateLimit-Remaining-<Period>
 	unifiedKeys [maxUnified]string
+	namedKeys   [maxNamed]string // X-RateLimit-Limit-<Name>
+	namedWaits  [maxNamed]string // Retry-After-<Name>
 }
 
 // parsers recycles parsers between ParseInto calls.
@@ -233,6 +242,8 @@ type parse struct {
 	nkong    int
 	nkongRem int
 	nunified int
+	nnamed   int
+	nwaits   int
 
 	bodyRetry    time.Duration // Discord's body retry_after
 	hasBodyRetry bool
@@ -274,6 +285,14 @@ func (p *parser) scan() {
 				p.fams |= famRetryAfter
 			case k == keyRetryAfterMs:
 				p.fams |= famMillis
+			case strings.HasPrefix(k, prefixRetryAfterNamed) && len(k) > len(prefixRetryAfterNamed):
+				// @nestjs/throttler's Retry-After-short: a named
+				// throttler's wait, the only field of its refusal.
+				p.fams |= famRetryAfterNamed
+				if p.nwaits < maxNamed {
+					p.namedWaits[p.nwaits] = k
+					p.nwaits++
+				}
 			case strings.HasPrefix(k, keyRateLimit):
 				p.fams |= famIETF
 				switch k {
@@ -301,6 +320,13 @@ func (p *parser) scan() {
 					if p.nkongRem < maxKong {
 						p.kongRemKeys[p.nkongRem] = k
 						p.nkongRem++
+					}
+				case strings.HasPrefix(rest, "Limit-") && namedKey(rest[len("Limit-"):]):
+					// X-RateLimit-Limit-short: a limit the server names
+					// in its fields' suffix (@nestjs/throttler's).
+					if p.nnamed < maxNamed {
+						p.namedKeys[p.nnamed] = k
+						p.nnamed++
 					}
 				case strings.HasPrefix(rest, "Limit-"), strings.HasPrefix(rest, "Remaining-"),
 					strings.HasPrefix(rest, "Reset-") && rest != "Reset-After":
@@ -506,6 +532,21 @@ func (p *parser) finish() {
 				w.fine = w.src == "Retry-After" && isDecimal(vs[0]) && strings.IndexByte(vs[0], '.') > 0
 			} else {
 				p.warnf("Retry-After: %s is neither a delay nor a date; ignored", quote(vs[0]))
+			}
+		}
+	}
+	if p.has(famRetryAfterNamed) && !w.ok {
+		// Named throttlers' waits (Retry-After-short): the longest, since
+		// every throttler that refused must let the request through.
+		keys := p.namedWaits[:p.nwaits]
+		slices.Sort(keys) // the header map's order is random
+		for _, k := range keys {
+			if vs := p.h[k]; len(vs) > 0 {
+				if d, ok := ParseRetryAfter(vs[0], p.now); ok && (!w.ok || d > w.d) {
+					w.d, w.src, w.ok = d, k, true
+				} else if !ok {
+					p.warnf("%s: %s is neither a delay nor a date; ignored", k, quote(vs[0]))
+				}
 			}
 		}
 	}

@@ -759,3 +759,43 @@ func TestPreciseRetryAfterRefinesAWholeSecondReset(t *testing.T) {
 		})
 	}
 }
+
+// @nestjs/throttler suffixes every field of a throttler not named
+// "default" with its name: each such throttler is a limit of that name,
+// its reset the seconds to it, and a refusal's only field, Retry-After-
+// <name>, its wait (the longest of several). Kong's periods and OpenAI's
+// requests and tokens keep their own readings.
+func TestSuffixedLimits(t *testing.T) {
+	now := time.Date(2026, 12, 4, 21, 0, 0, 0, time.UTC)
+	obs := Parse(200, http.Header{
+		"X-Ratelimit-Limit-Short": {"3"}, "X-Ratelimit-Remaining-Short": {"2"}, "X-Ratelimit-Reset-Short": {"1"},
+		"X-Ratelimit-Limit-Long": {"20"}, "X-Ratelimit-Remaining-Long": {"19"}, "X-Ratelimit-Reset-Long": {"10"},
+	}, nil, now)
+	if len(obs.Limits) != 2 {
+		t.Fatalf("limits %+v, want two", obs.Limits)
+	}
+	for i, want := range []struct {
+		name             string
+		quota, remaining float64
+		reset            time.Duration
+	}{{"long", 20, 19, 10 * time.Second}, {"short", 3, 2, time.Second}} {
+		l := obs.Limits[i]
+		if l.Name != want.name || l.Quota != want.quota || l.Remaining != want.remaining || l.Reset.Sub(now) != want.reset ||
+			!l.Has(ResetIsDelay|ResetSeconds) || l.Has(HasWindow) {
+			t.Errorf("limit %d: %+v, want %s: %v of %v, reset in %v, a rounded delay, no window", i, l, want.name, want.remaining, want.quota, want.reset)
+		}
+	}
+	refused := Parse(429, http.Header{"Retry-After-Short": {"1"}, "Retry-After-Long": {"7"}}, nil, now)
+	if !refused.Throttled || !refused.HasRetryAfter || refused.RetryAfter != 7*time.Second || refused.RetryAfterSource != "Retry-After-Long" {
+		t.Errorf("refusal: throttled %v, wait %v from %q, want 7s from Retry-After-Long", refused.Throttled, refused.RetryAfter, refused.RetryAfterSource)
+	}
+	// A plain Retry-After wins: it speaks for the whole response.
+	if both := Parse(429, http.Header{"Retry-After": {"2"}, "Retry-After-Short": {"1"}}, nil, now); both.RetryAfter != 2*time.Second {
+		t.Errorf("Retry-After and Retry-After-Short: wait %v, want 2s", both.RetryAfter)
+	}
+	kong := Parse(200, http.Header{"X-Ratelimit-Limit-Minute": {"10"}, "X-Ratelimit-Remaining-Minute": {"9"}}, nil, now)
+	openai := Parse(200, http.Header{"X-Ratelimit-Limit-Requests": {"60"}, "X-Ratelimit-Remaining-Requests": {"59"}, "X-Ratelimit-Reset-Requests": {"1s"}}, nil, now)
+	if len(kong.Limits) != 1 || kong.Limits[0].Name != "minute" || len(openai.Limits) != 1 || openai.Limits[0].Dialect != OpenAI {
+		t.Errorf("Kong %+v, OpenAI %+v: want their own readings", kong.Limits, openai.Limits)
+	}
+}

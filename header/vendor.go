@@ -228,6 +228,43 @@ func (p *parser) kong() {
 	}
 }
 
+// namedKey reports whether the suffix of an X-RateLimit-Limit-<suffix>
+// field names a limit of the server's own (@nestjs/throttler's named
+// throttlers: X-RateLimit-Limit-short): not a Kong period, not OpenAI's
+// requests or tokens, nothing with a character a name would not have.
+func namedKey(suffix string) bool {
+	if suffix == "" || len(suffix) > 32 || kongKey(suffix) {
+		return false
+	}
+	switch base, _ := strings.CutSuffix(suffix, "_usage_based"); base {
+	case "Requests", "Tokens":
+		return false
+	}
+	for i := 0; i < len(suffix); i++ {
+		switch c := suffix[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// suffixed reads the fields of limits a server names in their suffix, as
+// @nestjs/throttler does for every throttler but its "default":
+// X-RateLimit-Limit-short: 3, X-RateLimit-Remaining-short: 2 and
+// X-RateLimit-Reset-short: 1 (the seconds to its reset, rounded up), one
+// limit named "short" (its refusal's Retry-After-short is read in finish).
+func (p *parser) suffixed() {
+	keys := p.namedKeys[:p.nnamed]
+	slices.Sort(keys) // the header map's order is random
+	for _, key := range keys {
+		suffix := key[len(prefixKongLimit):]
+		rem, reset := "X-Ratelimit-Remaining-"+suffix, "X-Ratelimit-Reset-"+suffix
+		p.simple(Limit{Name: strings.ToLower(suffix), Dialect: XRateLimit}, &fields{key, key, rem, rem, reset, reset})
+	}
+}
+
 // fastly reads the Fastly API's Fastly-RateLimit-Remaining and
 // Fastly-RateLimit-Reset (epoch seconds): its limit on writes, documented
 // as per hour (https://docs.fastly.com/api/, "Rate limiting"), whose quota

@@ -3,6 +3,7 @@ package learn
 import (
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -103,7 +104,7 @@ func TestRefillCount(t *testing.T) {
 			if len(obs.Limits) != 1 {
 				t.Fatalf("answer %d: %d limits read, want 1", i, len(obs.Limits))
 			}
-			rate, ok := m.refillCount(key, &obs.Limits[0], status, sent, now)
+			rate, ok := m.refillCount(key, &obs.Limits[0], status, sent, now, false)
 			each(i, status, rate, ok)
 		}
 	}
@@ -345,4 +346,114 @@ func TestPlanBisectsACountOfOne(t *testing.T) {
 			t.Errorf("%d accepted, %d refused in 20 s of one a second; want 16 or more, 5 refusals at most", accepted, refused)
 		}
 	})
+}
+
+// slidingLog is @nestjs/throttler's memory store: each accepted request's
+// unit comes back its ttl after it (a sliding log; a refused request takes
+// none), X-RateLimit-Remaining what is left, and X-RateLimit-Reset the
+// seconds, rounded up, to the end of a timer the key's first request
+// started and each request after its end restarts, which says nothing of
+// when units come back.
+type slidingLog struct {
+	quota int
+	ttl   time.Duration
+	hits  []time.Time
+	timer time.Time
+}
+
+func (s *slidingLog) answer(now time.Time) (int, http.Header) {
+	s.hits = slices.DeleteFunc(s.hits, func(h time.Time) bool { return !h.After(now) })
+	if !s.timer.After(now) {
+		s.timer = now.Add(s.ttl)
+	}
+	reset := strconv.Itoa(int(math.Ceil(s.timer.Sub(now).Seconds())))
+	if len(s.hits) >= s.quota {
+		h := http.Header{}
+		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(s.hits[0].Sub(now).Seconds()))))
+		return http.StatusTooManyRequests, h
+	}
+	s.hits = append(s.hits, now.Add(s.ttl))
+	return http.StatusOK, xRateLimit(s.quota, s.quota-len(s.hits), reset)
+}
+
+// A sliding log of 10 a second spent by this client alone: each spent
+// count is held until the oldest of its last ten requests is a second old
+// (logTurn), not for a turn placed from resets that time nothing. The
+// client sends as soon as heed lets it (its blocks, a refusal's
+// Retry-After), a request every 20 ms otherwise. Before, the count, rising
+// as units came back, was taken for a bucket's measured at half its rate,
+// or held to a second's turn: 130-150 accepted over the 16 s.
+func TestPlanHoldsASlidingLogUntilItsOldestUnitIsBack(t *testing.T) {
+	const transit = time.Millisecond
+	r := request()
+	srv := &slidingLog{quota: 10, ttl: time.Second}
+	var m Memory
+	at := t0
+	accepted, refused, early := 0, 0, 0
+	for at.Before(t0.Add(20 * time.Second)) {
+		status, h := srv.answer(at.Add(transit))
+		now := at.Add(2 * transit)
+		obs := header.Parse(status, h, nil, now)
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: at, Now: now}, &p)
+		next := at.Add(20 * time.Millisecond)
+		if status != http.StatusOK {
+			if at.After(t0.Add(4 * time.Second)) {
+				refused++
+			}
+			if d, ok := header.ParseRetryAfter(h.Get("Retry-After"), now); ok {
+				next = now.Add(d)
+			}
+		} else if at.After(t0.Add(4 * time.Second)) {
+			accepted++
+		}
+		for _, b := range p.Blocks {
+			if end := now.Add(b.For); end.After(next) {
+				next = end
+			}
+		}
+		if h.Get("X-RateLimit-Remaining") == "0" && status == http.StatusOK && at.After(t0.Add(4*time.Second)) {
+			// Spent: held until the oldest hit expires, and no later
+			// than 30 ms after it.
+			if back := srv.hits[0].Add(transit); next.Before(back) {
+				early++
+			} else if next.Sub(back) > 30*time.Millisecond {
+				t.Errorf("spent at %v: held %v past the oldest unit's return, want at most 30 ms", at.Sub(t0), next.Sub(back))
+			}
+		}
+		at = next
+	}
+	t.Logf("after the first 4 s: %d accepted (16 s of 10 a second: 160), %d refused, %d held too briefly", accepted, refused, early)
+	if accepted < 152 || refused > 0 || early > 0 {
+		t.Errorf("%d accepted, %d refused, %d held too briefly; want 152 or more (0.95 of 160), none refused, none early", accepted, refused, early)
+	}
+}
+
+// Two endpoints' limits of one name are one counter only if they state one
+// quota: answers of two throttlers both named "short" (@nestjs/throttler's,
+// 10 and 3 a second, on two routes), whose counts fall across each other
+// as a shared counter's would, stay two limits; the same answers with one
+// quota are one.
+func TestSharedNameNeedsOneQuota(t *testing.T) {
+	run := func(quotaB float64) bool {
+		var m Memory
+		reset := t0.Add(900 * time.Millisecond)
+		shared := false
+		for i, rem := range []float64{9, 8, 7, 6, 5, 4, 3, 2} {
+			ep, quota := "https://api.test GET /a", 10.0
+			if i%2 == 1 {
+				ep, quota = "https://api.test GET /b", quotaB
+			}
+			sent := t0.Add(time.Duration(i) * 50 * time.Millisecond)
+			l := header.Limit{Name: "short", Known: header.HasQuota | header.HasRemaining | header.HasReset, Quota: quota, Remaining: rem, Reset: reset}
+			shared = m.sharedName("t", "short", ep, &l, 200, sent, sent.Add(time.Millisecond))
+		}
+		return shared
+	}
+	if !run(10) {
+		t.Errorf("one quota, counts falling across each other: not shared, want shared")
+	}
+	if run(3) {
+		t.Errorf("quotas of 10 and 3: shared, want two counters")
+	}
 }

@@ -459,7 +459,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		// A count that refills as time passes (a token bucket, GCRA) and
 		// states no window: read before any window is inferred, which
 		// it has none of.
-		refillRate, refills := m.refillCount(key, l, in.Status, in.SentAt, now)
+		refillRate, refills := m.refillCount(key, l, in.Status, in.SentAt, now, m.logExplains(key, l.Quota, in.SentAt))
 		opened := false // a window whose first answers said it opened whole
 		if w, ok := m.inferWindow(key, l, now); ok && spendable(r, l) {
 			lw := *l
@@ -557,6 +557,11 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					m.placeOpened(key, l.Window, l.Reset)
 				}
 			}
+			if short && in.Status < 400 {
+				// After observeWindow, which makes the phase: a
+				// window's first answer is in the log too.
+				m.logSend(key, l.Quota, now)
+			}
 			if resetIn > 0 {
 				resetIn = min(resetIn, MaxBlock)
 				if l.Has(header.HasReset) && !FullReset(l.Dialect) {
@@ -594,6 +599,17 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					if short && rounded {
 						if turn, ok, _ := m.nextTurn(key, now); ok && turn.Sub(now) < resetIn {
 							resetIn, bound = turn.Sub(now), false
+						}
+					}
+					if short && rounded && slideIn == 0 && in.Status < 400 {
+						// Where this client's own requests spent the count:
+						// back a window after the oldest one's answer at the
+						// latest (logTurn), which a sliding log frees
+						// long before a turn placed from its rounded
+						// resets (@nestjs/throttler's: held a second
+						// where 70 ms would do).
+						if at, ok := m.logTurn(key, l.Quota, now); ok && at.Sub(now) < resetIn {
+							resetIn, bound = at.Sub(now), false
 						}
 					}
 					if short && wholeInstant(l) && (sl.late > 0 || sl.lateSeen) && slideIn == 0 {

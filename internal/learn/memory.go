@@ -154,6 +154,7 @@ type nameState struct {
 type nameReport struct {
 	endpoint  string
 	remaining float64
+	quota     float64 // 0 where the report stated none
 	reset     time.Time
 	at        time.Time // when the report came
 }
@@ -538,6 +539,13 @@ func (st *nameState) compare(o *nameReport, l *header.Limit, sentAt, now time.Ti
 		!now.Before(o.reset.Add(-time.Second)) && l.Remaining >= l.Quota-max(2, l.Quota/4) &&
 		(st.turnAt.IsZero() || now.Sub(st.turnAt) >= l.Window-l.Window/10)
 	switch {
+	case l.Has(header.HasQuota) && o.quota > 0 && l.Quota != o.quota:
+		// Another quota: another counter, whatever the counts say (two
+		// routes' throttlers both named "short" by @nestjs/throttler, 3
+		// and 10 a second, were joined, and the faster held to the
+		// slower's count).
+		st.votes, st.shared = 0, false
+		return false
 	case !sameWindow:
 		// Another window: nothing to compare.
 		return false
@@ -588,7 +596,11 @@ func (st *nameState) record(endpoint string, l *header.Limit, now time.Time) {
 			}
 		}
 	}
-	st.last[j] = nameReport{endpoint: endpoint, remaining: l.Remaining, reset: l.Reset, at: now}
+	quota := 0.0
+	if l.Has(header.HasQuota) {
+		quota = l.Quota
+	}
+	st.last[j] = nameReport{endpoint: endpoint, remaining: l.Remaining, quota: quota, reset: l.Reset, at: now}
 }
 
 func absDuration(d time.Duration) time.Duration {

@@ -1,6 +1,9 @@
 package learn
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 const (
 	// phaseMin is how many consistent readings of a window's reset it
@@ -47,6 +50,114 @@ type phase struct {
 	// from the readings is kept no sooner than the opened window's.
 	openedAt time.Time
 	periodic bool
+	// since is when the request was sent whose answer showed the current
+	// window begun (a turn, or quota-1 left): the requests sent since are
+	// the window's.
+	since time.Time
+
+	// When the answers to the last accepted requests came (logSend), at
+	// most logMax, as offsets from base (so that they keep the monotonic
+	// clock), in arrival order: a ring whose next slot is logHead. An
+	// answer, not its request: the server counted the request no later,
+	// however long it took to reach it (a busy Node.js event loop took 15
+	// ms, and a window its request opened turned that much past a window
+	// after the send).
+	base    time.Time
+	log     [logMax]time.Duration
+	logN    int
+	logHead int
+}
+
+// logMax is the largest quota whose accepted requests a window's phase
+// keeps the send times of (logTurn): 32 offsets, 256 bytes an entry.
+const logMax = 32
+
+// logSend records that a request of key's window was accepted, answered
+// at at. Nothing for a quota over logMax, or a window observeWindow has
+// made no phase for.
+func (m *Memory) logSend(key string, quota float64, at time.Time) {
+	if quota < 1 || quota > logMax {
+		return
+	}
+	m.lock()
+	defer m.mu.Unlock()
+	ph := m.phases[key]
+	if ph == nil {
+		return
+	}
+	if ph.logN == 0 {
+		ph.base = at
+	}
+	ph.log[ph.logHead] = at.Sub(ph.base)
+	ph.logHead = (ph.logHead + 1) % logMax
+	ph.logN = min(ph.logN+1, logMax)
+}
+
+// logExplains reports whether a unit of key's count may be back for a
+// request sent at sentAt by the log of this client's own requests alone:
+// the oldest of the last quota it saw accepted, of those answered before
+// it was sent, was answered a window or more before. False where the log
+// holds fewer.
+func (m *Memory) logExplains(key string, quota float64, sentAt time.Time) bool {
+	q := int(quota)
+	if float64(q) != quota || q < 1 || q > logMax {
+		return false
+	}
+	m.lock()
+	defer m.mu.Unlock()
+	ph := m.phases[key]
+	if ph == nil || ph.logN < q {
+		return false
+	}
+	var buf [logMax]time.Duration
+	sends := buf[:0]
+	at := sentAt.Sub(ph.base)
+	for _, d := range ph.log[:ph.logN] {
+		if d < at {
+			sends = append(sends, d)
+		}
+	}
+	if len(sends) < q {
+		return false
+	}
+	slices.Sort(sends)
+	return at-sends[len(sends)-q] >= ph.w
+}
+
+// logTurn returns when the answer to the oldest of the last quota requests
+// of key's window this Memory saw accepted is a window old, where all of
+// them were answered in the current window (since the request whose answer
+// showed it begun was sent) and within the last window's length: then this
+// client alone spent the
+// count, and a unit of it is back by then whatever the limiter keeps. A
+// sliding log (@nestjs/throttler's memory store) frees that request's
+// unit then; a window the request opened turns then; a window on a grid
+// that it found open has turned already (so the phase's turn, where known,
+// is sooner). Requests of an earlier window would not do: where others
+// spend a window's count too, this client's oldest of the last quota may
+// be a window back, and a window after it the middle of this one. False
+// otherwise.
+func (m *Memory) logTurn(key string, quota float64, now time.Time) (time.Time, bool) {
+	q := int(quota)
+	if float64(q) != quota || q < 1 || q > logMax {
+		return time.Time{}, false
+	}
+	m.lock()
+	defer m.mu.Unlock()
+	ph := m.phases[key]
+	if ph == nil || ph.logN < q {
+		return time.Time{}, false
+	}
+	w := ph.w
+	var buf [logMax]time.Duration
+	sends := buf[:ph.logN]
+	copy(sends, ph.log[:ph.logN])
+	slices.Sort(sends)
+	oldest := ph.base.Add(sends[len(sends)-q])
+	if now.Sub(oldest) >= w || ph.since.IsZero() || oldest.Before(ph.since) {
+		return time.Time{}, false
+	}
+	return oldest.Add(w + phaseMargin), true
 }
 
 // observeWindow records a reading of a short window's remaining count (of
@@ -70,12 +181,12 @@ func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining flo
 		}
 		ph.narrow(ph.sentAt, now)
 		ph.turns++
-		ph.firstAt, ph.openedAt = now, time.Time{}
+		ph.firstAt, ph.openedAt, ph.since = now, time.Time{}, sentAt
 		if quota > 0 && remaining == quota-1 {
 			ph.openedAt = sentAt
 		}
 	case quota > 0 && remaining == quota-1:
-		ph.firstAt, ph.openedAt = now, sentAt // the first request of a fresh window
+		ph.firstAt, ph.openedAt, ph.since = now, sentAt, sentAt // the first request of a fresh window
 	}
 	if resetIn > 0 {
 		ph.narrow(sentAt.Add(resetIn-time.Second), now.Add(resetIn))

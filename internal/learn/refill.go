@@ -86,7 +86,13 @@ const (
 // Resets stated as instants in whole seconds are slidingCount's, and a
 // provider's bucket with a reset to when it is full (FullReset) is read as
 // one already.
-func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, now time.Time) (float64, bool) {
+//
+// A rise the log of this client's own requests explains (logExplains: a
+// window had passed since the oldest of the last quota it sent) is no
+// evidence: a sliding log (@nestjs/throttler's) gives each request's unit
+// back a window after it, and, paced at its limit, rose twice within half a
+// window, taken for a bucket measured at half its rate.
+func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, now time.Time, explained bool) (float64, bool) {
 	in, short := shortReset(l, now)
 	if !short || l.Quota < 1 || wholeInstant(l) || FullReset(l.Dialect) {
 		return 0, false
@@ -116,7 +122,7 @@ func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, no
 		}
 		return s.rate, s.refills && s.rate > 0
 	}
-	if accepted && sentAt.After(s.lastAt) && l.Remaining >= s.last {
+	if accepted && sentAt.After(s.lastAt) && l.Remaining >= s.last && !explained {
 		if !s.rise.IsZero() && sentAt.Sub(s.rise) < s.longest/2 {
 			s.refills = true
 		}
