@@ -307,7 +307,7 @@ func ratio(a, b int) string {
 
 // tpSections orders RESULTS-thirdparty.md's sections.
 var tpSections = []string{"express-rate-limit", "@fastify/rate-limit, rate-limiter-flexible", "@nestjs/throttler", "nginx limit_req", "HAProxy stick tables", "go-chi/httprate", "throttled/throttled", "didip/tollbooth",
-	"labstack/echo", "ulule/limiter", "sethvargo/go-limiter",
+	"labstack/echo", "ulule/limiter", "sethvargo/go-limiter", "gofiber/fiber limiter",
 	"go-chi/httprate, virtual time", "throttled/throttled, virtual time", "didip/tollbooth, virtual time", "labstack/echo, virtual time"}
 
 // tpResults collects the tables for RESULTS-thirdparty.md (-write).
@@ -325,7 +325,7 @@ func tpWrite(t *testing.T, name, about, table string) {
 	}
 	var md strings.Builder
 	md.WriteString("# heed against real rate limiters\n\nProduced by `cd bench && go test -run ThirdParty -v -count=1 -write`: heed zero-config and a client with no rate-limit handling, at the same time, " +
-		tpWorkersText() + ", each iteration at least " + tpPace.String() + ". The first eight run in real time over loopback, " +
+		tpWorkersText() + ", each iteration at least " + tpPace.String() + ". The limiters not written in Go, and the Go ones in the sections without \"virtual time\", run in real time over loopback, " +
 		strconv.Itoa(int(*tpFor/time.Second)) + "s each; the Go limiters also run in virtual time (testing/synctest, their own handlers served in process, a millisecond each way), " +
 		strconv.Itoa(int(*tpVirtualFor/time.Second)) + "s each, where the steady state decides.\n\n")
 	for _, k := range tpSections {

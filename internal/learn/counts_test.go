@@ -457,3 +457,72 @@ func TestSharedNameNeedsOneQuota(t *testing.T) {
 		t.Errorf("quotas of 10 and 3: shared, want two counters")
 	}
 }
+
+// tickWindow is gofiber's fixed window: its clock is a count of whole
+// seconds that a goroutine moves once a second (here at .3 of each), a
+// window opened at one tick ends at the next tick its length later, every
+// request counts, refused or not, and X-RateLimit-Reset and Retry-After
+// are the ticks left (1 for any window of a second).
+type tickWindow struct {
+	quota   int
+	ticks   int64 // the window's length in ticks
+	phase   time.Duration
+	end, ts int64
+	n       int
+}
+
+func (w *tickWindow) answer(now time.Time) (int, http.Header) {
+	w.ts = int64(now.Sub(t0.Add(w.phase)) / time.Second)
+	if w.end == 0 || w.ts >= w.end {
+		w.n, w.end = 0, w.ts+w.ticks
+	}
+	w.n++
+	reset := strconv.FormatInt(w.end-w.ts, 10)
+	if w.n > w.quota {
+		h := http.Header{}
+		h.Set("Retry-After", reset)
+		return http.StatusTooManyRequests, h
+	}
+	return http.StatusOK, xRateLimit(w.quota, w.quota-w.n, reset)
+}
+
+// A window that a tick ends (gofiber's, on its clock of whole seconds) is
+// no bucket, though two fresh windows come closer than half a second apart
+// where a request opens one just before a tick: a rise to a fresh window's
+// count is no evidence of a refill. Taken for one, its blocks came a unit
+// of a rate measured from the turns and sent into the spent window: a 429
+// whose Retry-After held a second, three in 8 s against the real server.
+func TestPlanTakesNoTickedWindowForABucket(t *testing.T) {
+	const transit = time.Millisecond
+	r := request()
+	srv := &tickWindow{quota: 10, ticks: 1, phase: 300 * time.Millisecond}
+	var m Memory
+	at := t0.Add(700 * time.Millisecond) // the first window opens 0.4 s before a tick
+	accepted, refused := 0, 0
+	for at.Before(t0.Add(20 * time.Second)) {
+		status, h := srv.answer(at.Add(transit))
+		now := at.Add(2 * transit)
+		obs := header.Parse(status, h, nil, now)
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: at, Now: now}, &p)
+		next := at.Add(50 * time.Millisecond)
+		if status != http.StatusOK {
+			refused++
+			if d, ok := header.ParseRetryAfter(h.Get("Retry-After"), now); ok {
+				next = now.Add(d)
+			}
+		} else if at.After(t0.Add(4 * time.Second)) {
+			accepted++
+		}
+		for _, b := range p.Blocks {
+			if end := now.Add(b.For); end.After(next) {
+				next = end
+			}
+		}
+		at = next
+	}
+	t.Logf("%d refused; after the first 4 s, %d accepted (16 windows of 10)", refused, accepted)
+	if refused > 1 || accepted < 150 {
+		t.Errorf("%d refused, %d accepted after 4 s; want at most 1 refused (the first window's), 150 or more accepted", refused, accepted)
+	}
+}

@@ -15,11 +15,20 @@
 //     at zero) is spread over the rest of the window.
 //   - A limit with nothing remaining blocks its scope until its reset.
 //   - A short window no header states, whose reset is an instant in whole
-//     seconds (express-rate-limit's legacy X-RateLimit-*), is as long as
-//     its windows' first answers say, once two agree and no request shows
-//     it longer (openedWindow); up to two seconds, where a reset rounded to
-//     whole seconds is as coarse as the window, it is then paced at its
-//     steady rate and blocked, when exhausted, until the turn heed places.
+//     seconds (express-rate-limit's legacy X-RateLimit-*) or a delay in
+//     whole seconds (@fastify/rate-limit's X-RateLimit-Reset: 1, the IETF
+//     drafts' with no policy), is as long as its windows' first answers
+//     say, once two agree and no request shows it longer (openedWindow); up
+//     to two seconds, where a reset rounded to whole seconds is as coarse as
+//     the window, it is then paced at its steady rate and blocked, when
+//     exhausted, until the turn heed places.
+//   - A short window's count that this client alone spent (the answers to
+//     its last quota accepted requests all came in the current window,
+//     within one window's length) is held, spent, at most until the oldest
+//     of those answers is a window old (logTurn): a sliding log
+//     (@nestjs/throttler's) gives that unit back then, a window that
+//     request opened turns then, and one on a grid has turned sooner. A rise
+//     of the count that this log explains is no evidence of a refill.
 //   - A short window's count with a reset in whole epoch seconds whose
 //     answers show units coming back within a window (an answer to a
 //     later request saying as much left, or a window after a spent one

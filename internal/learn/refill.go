@@ -87,6 +87,12 @@ const (
 // provider's bucket with a reset to when it is full (FullReset) is read as
 // one already.
 //
+// A rise to a fresh window's count (all but the request's own unit) may be
+// a window turning, and is no evidence: gofiber's windows turn on a clock
+// of whole seconds that a goroutine moves, so a window of a second that a
+// request opened just before a tick turned at it, and two fresh windows
+// came 0.4 s apart, taken for a bucket's 12 a second.
+//
 // A rise the log of this client's own requests explains (logExplains: a
 // window had passed since the oldest of the last quota it sent) is no
 // evidence: a sliding log (@nestjs/throttler's) gives each request's unit
@@ -122,7 +128,7 @@ func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, no
 		}
 		return s.rate, s.refills && s.rate > 0
 	}
-	if accepted && sentAt.After(s.lastAt) && l.Remaining >= s.last && !explained {
+	if accepted && sentAt.After(s.lastAt) && l.Remaining >= s.last && (l.Remaining < l.Quota-1 || l.Remaining == s.last) && !explained {
 		if !s.rise.IsZero() && sentAt.Sub(s.rise) < s.longest/2 {
 			s.refills = true
 		}
