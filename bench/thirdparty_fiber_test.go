@@ -3,7 +3,6 @@ package bench
 import (
 	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,8 +21,7 @@ import (
 // request counts too, so a client that keeps sending stays refused. Real
 // time only: fasthttp serves no http.Handler to run in a bubble.
 func TestThirdPartyFiberLimiter(t *testing.T) {
-	var mu sync.Mutex
-	got := map[string]map[string]int{} // client, route
+	var got tally
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	key := func(c *fiber.Ctx) string { return c.Get("X-Client") }
 	routes := tpFilter([]tpRoute{
@@ -41,13 +39,7 @@ func TestThirdPartyFiberLimiter(t *testing.T) {
 	for _, r := range routes {
 		path := r.path
 		app.Get(path+"*", limiter.New(limits[path]), func(c *fiber.Ctx) error {
-			mu.Lock()
-			client := c.Get("X-Client")
-			if got[client] == nil {
-				got[client] = map[string]int{}
-			}
-			got[client][path]++
-			mu.Unlock()
+			got.add(c.Get("X-Client"), path)
 			return c.SendString("ok")
 		})
 	}
@@ -74,13 +66,7 @@ func TestThirdPartyFiberLimiter(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	wires := runTP(t, base, routes)
-	mu.Lock()
-	for client, w := range wires {
-		for path, c := range w.routes {
-			c.accepted = got[client][path]
-		}
-	}
-	mu.Unlock()
+	got.count(wires)
 	name := "gofiber/fiber " + moduleVersion("github.com/gofiber/fiber/v2") + " limiter"
 	table := tpReport(t, name, *tpFor, routes, wires, true)
 	tpWrite(t, "gofiber/fiber limiter", name+": fixed windows each client's first request opens, and its sliding window, on a clock of whole seconds a goroutine moves once a second; X-RateLimit-* and, on a refusal, Retry-After, both in whole seconds; refused requests count; fasthttp on loopback, keyed per client. *accepted*: the handler's own count.", table)

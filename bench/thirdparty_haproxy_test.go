@@ -2,16 +2,12 @@ package bench
 
 import (
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -61,19 +57,7 @@ backend up
 // refused.
 func TestThirdPartyHAProxy(t *testing.T) {
 	need(t, "haproxy")
-	var mu sync.Mutex
-	got := map[string]map[string]int{} // client, route
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		route := "/" + strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0] + "/"
-		mu.Lock()
-		if got[r.Header.Get("X-Client")] == nil {
-			got[r.Header.Get("X-Client")] = map[string]int{}
-		}
-		got[r.Header.Get("X-Client")][route]++
-		mu.Unlock()
-		io.WriteString(w, "ok\n")
-	}))
-	defer up.Close()
+	up, got := upstream(t)
 	dir := t.TempDir()
 	port := freePort(t)
 	conf := filepath.Join(dir, "haproxy.cfg")
@@ -112,13 +96,7 @@ func TestThirdPartyHAProxy(t *testing.T) {
 		{name: "/h5/ 20 per 1s, one table with /h4/", path: "/h5/", workers: 2},
 	})
 	wires := runTP(t, base, routes)
-	mu.Lock()
-	for client, w := range wires {
-		for path, c := range w.routes {
-			c.accepted = got[client][path]
-		}
-	}
-	mu.Unlock()
+	got.count(wires)
 	ver, _ := exec.Command("haproxy", "-v").Output()
 	v, _, _ := strings.Cut(strings.TrimSpace(string(ver)), "\n")
 	v, _, _ = strings.Cut(v, " - ")

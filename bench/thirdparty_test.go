@@ -338,43 +338,67 @@ func tpWrite(t *testing.T, name, about, table string) {
 	}
 }
 
+// tally counts, per client (X-Client) and route, the requests that got
+// through a limiter: the server's own count of what it accepted.
+type tally struct {
+	mu       sync.Mutex
+	accepted map[string]map[string]int // client, route
+}
+
+func (t *tally) add(client, route string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.accepted == nil {
+		t.accepted = map[string]map[string]int{}
+	}
+	if t.accepted[client] == nil {
+		t.accepted[client] = map[string]int{}
+	}
+	t.accepted[client][route]++
+}
+
+// count sets each wire's accepted counts from the tally.
+func (t *tally) count(wires map[string]*tpWire) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for client, w := range wires {
+		for path, c := range w.routes {
+			c.accepted = t.accepted[client][path]
+		}
+	}
+}
+
 // countingHost serves a mux whose routes' handlers count, per client
 // (X-Client) and route, the requests that reached them: what the limiters
 // in front of them accepted.
 type countingHost struct {
 	http.Handler
-	mu       sync.Mutex
-	accepted map[string]map[string]int // client, route
+	tally
 }
 
 // newCountingHost serves what mux returns, given the counting handler of
 // each route.
 func newCountingHost(mux func(ok func(route string) http.Handler) http.Handler) *countingHost {
-	h := &countingHost{accepted: map[string]map[string]int{}}
+	h := &countingHost{}
 	h.Handler = mux(func(route string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h.mu.Lock()
-			c := r.Header.Get("X-Client")
-			if h.accepted[c] == nil {
-				h.accepted[c] = map[string]int{}
-			}
-			h.accepted[c][route]++
-			h.mu.Unlock()
+			h.add(r.Header.Get("X-Client"), route)
 			w.Write([]byte("ok"))
 		})
 	})
 	return h
 }
 
-// count sets each wire's accepted counts from the handlers'.
-func (h *countingHost) count(wires map[string]*tpWire) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for client, w := range wires {
-		for path, c := range w.routes {
-			c.accepted = h.accepted[client][path]
-		}
-	}
+// upstream is a server that counts what reaches it per client and route
+// (its path's first segment), behind a limiter that proxies to it.
+func upstream(t *testing.T) (*httptest.Server, *tally) {
+	var got tally
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.add(r.Header.Get("X-Client"), "/"+strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0]+"/")
+		io.WriteString(w, "ok\n")
+	}))
+	t.Cleanup(up.Close)
+	return up, &got
 }
 
 // tpWorkersText says how many workers each route had.
@@ -565,19 +589,7 @@ http {
 // got through.
 func TestThirdPartyNginxLimitReq(t *testing.T) {
 	need(t, "nginx")
-	var mu sync.Mutex
-	got := map[string]map[string]int{} // client, location
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		loc := "/" + strings.SplitN(strings.TrimPrefix(r.URL.Path, "/"), "/", 2)[0] + "/"
-		mu.Lock()
-		if got[r.Header.Get("X-Client")] == nil {
-			got[r.Header.Get("X-Client")] = map[string]int{}
-		}
-		got[r.Header.Get("X-Client")][loc]++
-		mu.Unlock()
-		io.WriteString(w, "ok\n")
-	}))
-	defer up.Close()
+	up, got := upstream(t)
 	dir := t.TempDir()
 	port := freePort(t)
 	conf := filepath.Join(dir, "nginx.conf")
@@ -626,13 +638,7 @@ func TestThirdPartyNginxLimitReq(t *testing.T) {
 	}
 	routes = tpFilter(routes)
 	wires := runTP(t, base, routes)
-	mu.Lock()
-	for client, w := range wires {
-		for path, c := range w.routes {
-			c.accepted = got[client][path]
-		}
-	}
-	mu.Unlock()
+	got.count(wires)
 	ver, _ := exec.Command("nginx", "-v").CombinedOutput()
 	v := strings.TrimSpace(strings.TrimPrefix(string(ver), "nginx version: "))
 	table := tpReport(t, v, *tpFor, routes, wires, true)

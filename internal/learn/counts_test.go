@@ -233,7 +233,6 @@ func TestPlanBlocksARefillingCountForAUnit(t *testing.T) {
 // length is known, and waits past a spent window's end by no more than a
 // pace.
 func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
-	const transit = time.Millisecond
 	// idle is how long the client pauses after a spent window's block
 	// before it sends again: none, or, so that windows open at changing
 	// fractions of a second and no one lateness places them, 0-300 ms.
@@ -241,29 +240,14 @@ func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
 		func(int) time.Duration { return 0 },
 		func(i int) time.Duration { return time.Duration(i*137%300) * time.Millisecond },
 	} {
-		r := request()
 		srv := &window{quota: 10, length: time.Second, opened: true}
 		var m Memory
-		at := t0.Add(300 * time.Millisecond) // windows a fraction of a second into one
 		refused, spent, checked := 0, 0, 0
-		for at.Before(t0.Add(20 * time.Second)) {
-			status, h := srv.answer(at.Add(transit))
-			now := at.Add(2 * transit)
-			obs := header.Parse(status, h, nil, now)
-			var p Plan
-			m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: at, Now: now}, &p)
-			next := at.Add(50 * time.Millisecond)
-			if status != http.StatusOK {
-				if at.After(t0.Add(4 * time.Second)) {
-					refused++
-					t.Errorf("refused at %v, %v into a window that ends at %v", at.Sub(t0), at.Sub(srv.end.Add(-srv.length)), srv.end.Sub(t0))
-				}
-				next = now.Add(time.Second) // a bare refusal's retry
-			}
-			for _, b := range p.Blocks {
-				if end := now.Add(b.For); end.After(next) {
-					next = end
-				}
+		// Windows a fraction of a second into one.
+		drive(&m, request(), srv.answer, t0.Add(300*time.Millisecond), t0.Add(20*time.Second), 50*time.Millisecond, func(at, now time.Time, status int, h http.Header, next time.Time) time.Time {
+			if status != http.StatusOK && at.After(t0.Add(4*time.Second)) {
+				refused++
+				t.Errorf("refused at %v, %v into a window that ends at %v", at.Sub(t0), at.Sub(srv.end.Add(-srv.length)), srv.end.Sub(t0))
 			}
 			if h.Get("X-RateLimit-Remaining") == "0" && status == http.StatusOK {
 				if at.After(t0.Add(4 * time.Second)) {
@@ -277,8 +261,8 @@ func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
 				spent++
 				next = next.Add(idle(spent))
 			}
-			at = next
-		}
+			return next
+		})
 		if refused > 0 {
 			t.Errorf("%d refusals after the first 4 s", refused)
 		}
@@ -384,45 +368,30 @@ func (s *slidingLog) answer(now time.Time) (int, http.Header) {
 // as units came back, was taken for a bucket's measured at half its rate,
 // or held to a second's turn: 130-150 accepted over the 16 s.
 func TestPlanHoldsASlidingLogUntilItsOldestUnitIsBack(t *testing.T) {
-	const transit = time.Millisecond
-	r := request()
 	srv := &slidingLog{quota: 10, ttl: time.Second}
 	var m Memory
-	at := t0
 	accepted, refused, early := 0, 0, 0
-	for at.Before(t0.Add(20 * time.Second)) {
-		status, h := srv.answer(at.Add(transit))
-		now := at.Add(2 * transit)
-		obs := header.Parse(status, h, nil, now)
-		var p Plan
-		m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: at, Now: now}, &p)
-		next := at.Add(20 * time.Millisecond)
-		if status != http.StatusOK {
-			if at.After(t0.Add(4 * time.Second)) {
-				refused++
-			}
-			if d, ok := header.ParseRetryAfter(h.Get("Retry-After"), now); ok {
-				next = now.Add(d)
-			}
-		} else if at.After(t0.Add(4 * time.Second)) {
-			accepted++
+	drive(&m, request(), srv.answer, t0, t0.Add(20*time.Second), 20*time.Millisecond, func(at, now time.Time, status int, h http.Header, next time.Time) time.Time {
+		if !at.After(t0.Add(4 * time.Second)) {
+			return next
 		}
-		for _, b := range p.Blocks {
-			if end := now.Add(b.For); end.After(next) {
-				next = end
-			}
-		}
-		if h.Get("X-RateLimit-Remaining") == "0" && status == http.StatusOK && at.After(t0.Add(4*time.Second)) {
+		switch {
+		case status != http.StatusOK:
+			refused++
+		case h.Get("X-RateLimit-Remaining") == "0":
 			// Spent: held until the oldest hit expires, and no later
 			// than 30 ms after it.
-			if back := srv.hits[0].Add(transit); next.Before(back) {
+			if back := srv.hits[0].Add(time.Millisecond); next.Before(back) {
 				early++
 			} else if next.Sub(back) > 30*time.Millisecond {
 				t.Errorf("spent at %v: held %v past the oldest unit's return, want at most 30 ms", at.Sub(t0), next.Sub(back))
 			}
+			fallthrough
+		default:
+			accepted++
 		}
-		at = next
-	}
+		return next
+	})
 	t.Logf("after the first 4 s: %d accepted (16 s of 10 a second: 160), %d refused, %d held too briefly", accepted, refused, early)
 	if accepted < 152 || refused > 0 || early > 0 {
 		t.Errorf("%d accepted, %d refused, %d held too briefly; want 152 or more (0.95 of 160), none refused, none early", accepted, refused, early)
@@ -493,36 +462,51 @@ func (w *tickWindow) answer(now time.Time) (int, http.Header) {
 // of a rate measured from the turns and sent into the spent window: a 429
 // whose Retry-After held a second, three in 8 s against the real server.
 func TestPlanTakesNoTickedWindowForABucket(t *testing.T) {
-	const transit = time.Millisecond
-	r := request()
 	srv := &tickWindow{quota: 10, ticks: 1, phase: 300 * time.Millisecond}
 	var m Memory
-	at := t0.Add(700 * time.Millisecond) // the first window opens 0.4 s before a tick
 	accepted, refused := 0, 0
-	for at.Before(t0.Add(20 * time.Second)) {
-		status, h := srv.answer(at.Add(transit))
+	// The first window opens 0.4 s before a tick.
+	drive(&m, request(), srv.answer, t0.Add(700*time.Millisecond), t0.Add(20*time.Second), 50*time.Millisecond, func(at, now time.Time, status int, h http.Header, next time.Time) time.Time {
+		if status != http.StatusOK {
+			refused++
+		} else if at.After(t0.Add(4 * time.Second)) {
+			accepted++
+		}
+		return next
+	})
+	t.Logf("%d refused; after the first 4 s, %d accepted (16 windows of 10)", refused, accepted)
+	if refused > 1 || accepted < 150 {
+		t.Errorf("%d refused, %d accepted after 4 s; want at most 1 refused (the first window's), 150 or more accepted", refused, accepted)
+	}
+}
+
+// drive runs m against a server's answer function from at until end, as a
+// client that sends again pace after each answer, or when the longest
+// block the plan sets ends, or, refused, when the Retry-After ends (a
+// second where there is none), whichever is latest. each sees every answer
+// (sent at at, answered at now) and the send after it, and returns that
+// send, changed or not.
+func drive(m *Memory, r *Request, answer func(time.Time) (int, http.Header), at, end time.Time, pace time.Duration,
+	each func(at, now time.Time, status int, h http.Header, next time.Time) time.Time) {
+	const transit = time.Millisecond
+	for at.Before(end) {
+		status, h := answer(at.Add(transit))
 		now := at.Add(2 * transit)
 		obs := header.Parse(status, h, nil, now)
 		var p Plan
 		m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: at, Now: now}, &p)
-		next := at.Add(50 * time.Millisecond)
+		next := at.Add(pace)
 		if status != http.StatusOK {
-			refused++
+			next = now.Add(time.Second)
 			if d, ok := header.ParseRetryAfter(h.Get("Retry-After"), now); ok {
 				next = now.Add(d)
 			}
-		} else if at.After(t0.Add(4 * time.Second)) {
-			accepted++
 		}
 		for _, b := range p.Blocks {
-			if end := now.Add(b.For); end.After(next) {
-				next = end
+			if e := now.Add(b.For); e.After(next) {
+				next = e
 			}
 		}
-		at = next
-	}
-	t.Logf("%d refused; after the first 4 s, %d accepted (16 windows of 10)", refused, accepted)
-	if refused > 1 || accepted < 150 {
-		t.Errorf("%d refused, %d accepted after 4 s; want at most 1 refused (the first window's), 150 or more accepted", refused, accepted)
+		at = each(at, now, status, h, next)
 	}
 }
