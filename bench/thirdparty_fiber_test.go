@@ -50,7 +50,9 @@ func TestThirdPartyFiberLimiter(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- app.Listener(ln) }()
 	defer func() {
-		app.Shutdown()
+		// The clients' idle connections close only after the test
+		// (runTP's cleanup): wait for them no longer than a second.
+		app.ShutdownWithTimeout(time.Second)
 		<-served
 	}()
 	base := "http://" + ln.Addr().String()
