@@ -80,6 +80,33 @@ type parseCase struct {
 // parseCases quote the providers' documented examples. They also seed
 // FuzzParse.
 var parseCases = []parseCase{
+	// @nestjs/throttler's named throttlers (its documentation's short and
+	// long), as its guard writes them: the fields suffixed with the name on
+	// an accepted answer, Retry-After-<name> alone on a refusal.
+	{
+		name:   "nestjs throttler named",
+		status: 200,
+		header: []string{"X-RateLimit-Limit-short: 3", "X-RateLimit-Remaining-short: 2", "X-RateLimit-Reset-short: 1"},
+		limits: []string{"short requests - q=3 r=2 w=? reset=+1s x-ratelimit"},
+	},
+	{
+		name:     "nestjs throttler named, refused",
+		status:   429,
+		header:   []string{"Retry-After-short: 1"},
+		throttle: true,
+		wait:     "1s Retry-After-Short",
+	},
+	// rate-limiter-flexible's README headers, on a refusal: a Retry-After
+	// to the millisecond takes the place of the reset it rounds.
+	{
+		name:     "rate-limiter-flexible refusal",
+		status:   429,
+		header:   []string{"Retry-After: 0.25", "X-RateLimit-Limit: 10", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset: 1705420801"},
+		at:       time.Unix(1705420800, 900_000_000),
+		throttle: true,
+		wait:     "250ms Retry-After",
+		limits:   []string{"- requests - q=10 r=0 w=? reset=+250ms x-ratelimit"},
+	},
 	// IETF draft-ietf-httpapi-ratelimit-headers.
 	{
 		name:   "ietf drafts 00-06 separate fields",
