@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/heedhttp/heed"
+	"github.com/heedhttp/heed/proxy"
 )
 
 // Real rate limiters heed did not write, started by the tests: the
@@ -168,8 +170,10 @@ func retryAfter(v string) time.Duration {
 }
 
 // tpClients returns heed, zero-config, and the no-handling client, each
-// over a fresh loopback transport.
-func tpClients() map[string]func(http.RoundTripper) http.RoundTripper {
+// over a fresh loopback transport. With via set, heed is `heed proxy`'s
+// handler in front of baseURL, which the heed client sends its requests to
+// instead, as a program in another language would (tpVia).
+func tpClients(t *testing.T, baseURL string, via bool) map[string]func(http.RoundTripper) http.RoundTripper {
 	return map[string]func(http.RoundTripper) http.RoundTripper{
 		"heed": func(base http.RoundTripper) http.RoundTripper {
 			tr := &heed.Transport{Base: base}
@@ -178,10 +182,35 @@ func tpClients() map[string]func(http.RoundTripper) http.RoundTripper {
 					fmt.Printf("%s wait %v %s %v\n", time.Now().Format("05.000"), e.Reason, e.Scope, e.Wait)
 				}
 			}
-			return tr
+			if !via {
+				return tr
+			}
+			up, err := url.Parse(baseURL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(&proxy.Handler{Upstream: up, Transport: tr})
+			t.Cleanup(srv.Close)
+			to, _ := url.Parse(srv.URL)
+			client := http.DefaultTransport.(*http.Transport).Clone()
+			client.MaxIdleConnsPerHost = 64
+			t.Cleanup(client.CloseIdleConnections)
+			return tpVia{to: to, base: client}
 		},
 		"none": func(base http.RoundTripper) http.RoundTripper { return base },
 	}
+}
+
+// tpVia sends every request to the proxy at to instead of its own host.
+type tpVia struct {
+	to   *url.URL
+	base http.RoundTripper
+}
+
+func (v tpVia) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Scheme, out.URL.Host, out.Host = v.to.Scheme, v.to.Host, ""
+	return v.base.RoundTrip(out)
 }
 
 // tpOnly keeps, when set, only the routes whose paths contain it: to look
@@ -217,23 +246,33 @@ var tpWorkers = flag.Int("tp.workers", 0, "third-party tests: workers per route 
 // -tp.for, each over a fresh loopback transport, and returns their wire
 // counts per route.
 func runTP(t *testing.T, baseURL string, routes []tpRoute) map[string]*tpWire {
-	return runTPOver(t, *tpFor, func() http.RoundTripper {
+	return runTPVia(t, *tpFor, func() http.RoundTripper {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		base.MaxIdleConnsPerHost = 64
 		t.Cleanup(base.CloseIdleConnections)
 		return base
-	}, baseURL, routes)
+	}, baseURL, routes, *tpProxy)
 }
+
+// tpProxy runs heed, in the real-time comparisons, as `heed proxy` does: a
+// proxy.Handler in front of the limiter that the heed client sends to.
+var tpProxy = flag.Bool("tp.proxy", false, "third-party tests in real time: run heed as heed proxy, in front of the server")
 
 // runTPOver is runTP for d over the transports newBase returns, one per
 // client. Its clock is time's: in a synctest bubble, with a base that
 // serves in the bubble (handlerTransport), it runs in virtual time.
 func runTPOver(t *testing.T, d time.Duration, newBase func() http.RoundTripper, baseURL string, routes []tpRoute) map[string]*tpWire {
+	return runTPVia(t, d, newBase, baseURL, routes, false)
+}
+
+// runTPVia is runTPOver, with heed as `heed proxy` in front of baseURL
+// where via is set.
+func runTPVia(t *testing.T, d time.Duration, newBase func() http.RoundTripper, baseURL string, routes []tpRoute, via bool) map[string]*tpWire {
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	defer cancel()
 	wires := map[string]*tpWire{}
 	var wg sync.WaitGroup
-	for name, mk := range tpClients() {
+	for name, mk := range tpClients(t, baseURL, via) {
 		w := &tpWire{base: newBase(), client: name, routes: map[string]*tpCount{}}
 		for _, r := range routes {
 			w.routes[r.path] = &tpCount{}
@@ -306,7 +345,7 @@ func ratio(a, b int) string {
 }
 
 // tpSections orders RESULTS-thirdparty.md's sections.
-var tpSections = []string{"express-rate-limit", "@fastify/rate-limit, rate-limiter-flexible", "@nestjs/throttler", "nginx limit_req", "HAProxy stick tables", "go-chi/httprate", "throttled/throttled", "didip/tollbooth",
+var tpSections = []string{"express-rate-limit", "express-rate-limit, through heed proxy", "@fastify/rate-limit, rate-limiter-flexible", "@nestjs/throttler", "nginx limit_req", "HAProxy stick tables", "go-chi/httprate", "throttled/throttled", "didip/tollbooth",
 	"labstack/echo", "ulule/limiter", "sethvargo/go-limiter", "gofiber/fiber limiter",
 	"go-chi/httprate, virtual time", "throttled/throttled, virtual time", "didip/tollbooth, virtual time", "labstack/echo, virtual time"}
 
@@ -465,7 +504,14 @@ func startProcess(t *testing.T, cmd *exec.Cmd, ready string) {
 
 // TestThirdPartyExpressRateLimit runs heed against express-rate-limit v8:
 // six routes, each with its own limiter and header style.
-func TestThirdPartyExpressRateLimit(t *testing.T) {
+func TestThirdPartyExpressRateLimit(t *testing.T) { expressRateLimit(t, *tpProxy) }
+
+// TestThirdPartyExpressRateLimitThroughTheProxy is the same with heed as
+// `heed proxy` runs it: a proxy.Handler in front of the server, which the
+// heed client sends its requests to, as a program in any language would.
+func TestThirdPartyExpressRateLimitThroughTheProxy(t *testing.T) { expressRateLimit(t, true) }
+
+func expressRateLimit(t *testing.T, via bool) {
 	dir, base := startNode(t, "testdata/express", "express-rate-limit")
 
 	routes := []tpRoute{
@@ -483,12 +529,21 @@ func TestThirdPartyExpressRateLimit(t *testing.T) {
 		{name: "/lo/ X-RateLimit-* 20/1s, own", path: "/lo/", workers: 3},
 	}
 	routes = tpFilter(routes)
-	wires := runTP(t, base, routes)
+	wires := runTPVia(t, *tpFor, func() http.RoundTripper {
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		base.MaxIdleConnsPerHost = 64
+		t.Cleanup(base.CloseIdleConnections)
+		return base
+	}, base, routes, via)
 	nodeTruth(t, base, wires)
 	ver := npmVersion(dir, "express-rate-limit")
-	table := tpReport(t, "express-rate-limit "+ver, *tpFor, routes, wires, true)
-	tpWrite(t, "express-rate-limit", "express-rate-limit "+ver+" on express "+npmVersion(dir, "express")+" (bench/testdata/express/server.js), node "+nodeVersion()+
-		"; one limiter per route, fixed windows in its memory store, keyed per client. *accepted*: the server's own count.", table)
+	section, how := "express-rate-limit", ""
+	if via {
+		section, how = "express-rate-limit, through heed proxy", "; heed as `heed proxy` runs it, a proxy.Handler in front of the server that the heed client sends to (its longest wait is not seen through the proxy: 0.0s)"
+	}
+	table := tpReport(t, section+" "+ver, *tpFor, routes, wires, true)
+	tpWrite(t, section, "express-rate-limit "+ver+" on express "+npmVersion(dir, "express")+" (bench/testdata/express/server.js), node "+nodeVersion()+
+		"; one limiter per route, fixed windows in its memory store, keyed per client"+how+". *accepted*: the server's own count.", table)
 }
 
 // startNode installs the node server in dir (npm ci, when pkg is not in
