@@ -2,14 +2,12 @@ package bench
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // haproxyConf rate-limits per route with stick tables keyed per client,
@@ -67,8 +65,13 @@ func TestThirdPartyHAProxy(t *testing.T) {
 	if out, err := exec.Command("haproxy", "-c", "-f", conf).CombinedOutput(); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
 	}
+	logFile := filepath.Join(dir, "haproxy.log")
+	logs, err := os.Create(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logs.Close()
 	cmd := exec.Command("haproxy", "-db", "-f", conf)
-	logs := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -78,16 +81,7 @@ func TestThirdPartyHAProxy(t *testing.T) {
 		cmd.Wait()
 	}()
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("haproxy not listening after 10s:\n%s", logs)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitListening(t, port, "haproxy", logFile)
 	routes := tpFilter([]tpRoute{
 		{name: "/h1/ 10 per 1s, bare 429", path: "/h1/", workers: 2},
 		{name: "/h2/ 20 per 10s, bare 429", path: "/h2/", workers: 2},

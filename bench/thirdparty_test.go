@@ -451,6 +451,24 @@ func tpWorkersText() string {
 	return fmt.Sprintf("%d workers per route (-tp.workers %d)", *tpWorkers, *tpWorkers)
 }
 
+// waitListening waits until a server started as a process accepts
+// connections on the loopback port, and fails the test after 10 s with
+// what its log file holds.
+func waitListening(t *testing.T, port int, name, logFile string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(logFile)
+			t.Fatalf("%s not listening after 10s:\n%s", name, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // startProcess starts cmd, waits until a line of its output contains
 // ready, and kills it when the test ends.
 func startProcess(t *testing.T, cmd *exec.Cmd, ready string) {
@@ -671,17 +689,7 @@ func TestThirdPartyNginxLimitReq(t *testing.T) {
 		}
 	}()
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx not listening after 10s:\n%s", b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitListening(t, port, "nginx", filepath.Join(dir, "error.log"))
 	routes := []tpRoute{
 		{name: "/a/ rate=10r/s burst=5 (delay), 503", path: "/a/", workers: 2},
 		{name: "/b/ rate=5r/s burst=10 nodelay, 429", path: "/b/", workers: 2},

@@ -51,7 +51,9 @@ const (
 //     endpoints that draw bare 429s, and its test (see wideState).
 //   - told: the rates last set in the store, so that an update repeating
 //     one is skipped.
-//   - phases: for short fixed windows, where the window turns.
+//   - phases: for short fixed windows, where the window turns, and, for
+//     quotas up to logMax, when the answers to its last accepted requests
+//     came (logTurn): 488 bytes an entry and its key, about 2.5 MB at most.
 //   - counts: per scope, when the request whose response last told the
 //     store what is left was sent, so that a response overtaken by a later
 //     one (sent earlier, reporting more left) tells nothing.

@@ -69,7 +69,7 @@ type phase struct {
 }
 
 // logMax is the largest quota whose accepted requests a window's phase
-// keeps the send times of (logTurn): 32 offsets, 256 bytes an entry.
+// keeps the answer times of (logTurn): 32 offsets, 256 bytes an entry.
 const logMax = 32
 
 // logSend records that a request of key's window was accepted, answered
