@@ -84,6 +84,9 @@ func (m *Memory) foldListLocked(l *deferList) {
 		mt.sentBefore(c.sentAt)
 		if c.accepted {
 			mt.accept(c.now)
+			if c.sentAt.After(mt.accSent) {
+				mt.accSent = c.sentAt
+			}
 		}
 		*c = counted{}
 	}

@@ -1338,9 +1338,9 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 		return
 	}
 	mt.accept(in.Now)
-	if timed && in.SentAt.After(mt.accSent) {
+	if in.SentAt.After(mt.accSent) {
 		mt.accGap = 0
-		if g := in.SentAt.Sub(mt.accSent); !mt.accSent.IsZero() && g < meterGap {
+		if g := in.SentAt.Sub(mt.accSent); timed && !mt.accSent.IsZero() && g < meterGap {
 			// At the server, no longer than the gap plus this
 			// answer's slack (sentBeforeTimed).
 			mt.accGap = g + mt.slack(in.Now.Sub(in.SentAt))

@@ -423,37 +423,79 @@ func TestPlanWidensOnEvidenceAndDropsWhatIsRefuted(t *testing.T) {
 	if p := send(b, 429, at(100)); p.Widened != "" {
 		t.Errorf("429s of two endpoints not yet paced widened the scope")
 	}
-	// Both paced by their own AIMD now, and refused together again.
-	send(a, 429, at(3000))
-	p := send(b, 429, at(3100))
+	// a idle for three seconds, refused: its own window, which refused
+	// its last request, may not have turned yet. No evidence.
+	if p := send(a, 429, at(3000)); p.Widened != "" {
+		t.Errorf("an idle endpoint's 429 after a 429 of its own widened the scope")
+	}
+	// Both paced by their own AIMD now, and refused together: a
+	// suspicion, which a limit of each one's own explains as well.
+	if p := send(b, 429, at(3100)); p.Widened != "" {
+		t.Errorf("429s of two paced endpoints together once widened the scope")
+	}
+	// a accepted, then idle for 2.5 s, and refused just after b: nothing
+	// of a's own explains it.
+	send(a, 200, at(3500))
+	send(b, 429, at(5900))
+	p := send(a, 429, at(6000))
 	if p.Widened == "" {
-		t.Fatalf("429s of two paced endpoints 100ms apart did not widen the scope")
+		t.Fatalf("a 429 of an endpoint idle since its last accepted request, 100ms after another's, did not widen the scope")
 	}
 	if got, want := p.Update.Rates[0].Key, "https://api.test limit:unknown"; got != want {
 		t.Errorf("AIMD scope after widening = %q, want %q", got, want)
 	}
-	if _, ok := m.Widened(a.Tenant, a.Endpoint, at(3200)); !ok {
-		t.Errorf("the first endpoint does not share the widened scope")
+	if _, ok := m.Widened(b.Tenant, b.Endpoint, at(6100)); !ok {
+		t.Errorf("the other endpoint does not share the widened scope")
 	}
-	if _, ok := m.Widened(c.Tenant, c.Endpoint, at(3200)); ok {
+	if _, ok := m.Widened(c.Tenant, c.Endpoint, at(6100)); ok {
 		t.Errorf("an endpoint that drew no bare 429 joined the widened scope")
 	}
 	// a and b carry equal traffic, but only a is refused: its limit is its
 	// own.
 	for i := range 20 {
-		send(a, 200, at(4000+10*i))
-		send(b, 200, at(4000+10*i))
+		send(a, 200, at(7000+10*i))
+		send(b, 200, at(7000+10*i))
 	}
 	for i := range 2 * refuteAfter {
-		send(a, 429, at(5000+10*i))
+		send(a, 429, at(8000+10*i))
 	}
-	if _, ok := m.Widened(b.Tenant, b.Endpoint, at(6000)); ok {
+	if _, ok := m.Widened(b.Tenant, b.Endpoint, at(9000)); ok {
 		t.Errorf("the hypothesis survived one endpoint drawing all the 429s")
 	}
 	// Refuted, it is not adopted again for a while, even on new evidence.
-	send(a, 429, at(7000))
-	if p := send(b, 429, at(7100)); p.Widened != "" {
+	send(a, 200, at(9500))
+	send(b, 429, at(11900))
+	if p := send(a, 429, at(12000)); p.Widened != "" {
 		t.Errorf("a refuted hypothesis was adopted again at once")
+	}
+}
+
+// One endpoint's refusals say nothing of a limit it shares, however long
+// heed held it between them: a window of its own (HAProxy's 20 per 10 s)
+// refuses it again after an idle spell its own backoff made, and a
+// hypothesis with one member paced it on a fresh AIMD scope of the
+// tenant, blocked 10 s at its first success.
+func TestPlanWidensNothingForOneEndpoint(t *testing.T) {
+	var m Memory
+	a := request()
+	send := func(status int, ms int) Plan {
+		at := t0.Add(time.Duration(ms) * time.Millisecond)
+		var p Plan
+		m.Plan(Config{}, &Input{Req: a, Obs: &header.Observation{Status: status, Throttled: status == 429}, Status: status, SentAt: at, Now: at}, &p)
+		return p
+	}
+	for i := range 20 {
+		send(200, 50*i)
+	}
+	for _, ms := range []int{1000, 2000, 3000, 6000, 11000} {
+		if p := send(429, ms); p.Widened != "" {
+			t.Errorf("refused at %dms, after a refusal of its own: widened to %q", ms, p.Widened)
+		}
+	}
+	// Accepted, idle, refused: still the endpoint's own (a window it spent).
+	send(200, 12500)
+	if p := send(429, 15000); p.Widened != "" {
+		t.Errorf("refused after 2.5 s idle, no other endpoint refused: widened to %q", p.Widened)
 	}
 }
 
@@ -930,8 +972,9 @@ func widenedPair(t *testing.T) (m *Memory, a, b *Request, send func(*Request, in
 			send(b, 200, ms(100*i+1))
 		}
 	}
-	send(a, 429, ms(4000))
-	send(b, 429, ms(4010))
+	// b refused; a, idle for two seconds since its last accepted
+	// request, refused too: the evidence.
+	send(b, 429, ms(4000))
 	send(a, 429, ms(6000))
 	send(b, 429, ms(6010))
 	if _, ok := m.Widened(a.Tenant, a.Endpoint, ms(6020)); !ok {

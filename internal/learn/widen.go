@@ -113,7 +113,17 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 		sentAt.Sub(prevSent).Seconds()*st.lo < noBurstOwn {
 		return
 	}
-	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap
+	// An idle endpoint's refusal is evidence only where its own traffic
+	// cannot explain it: its request before the idle spell was accepted
+	// (one refused, then held back by heed's own backoff, is a window of
+	// its own not yet turned: HAProxy's 20 per 10 s, a single endpoint,
+	// was widened to "the tenant" at its third refusal and held 10 s on
+	// a fresh AIMD scope), and another endpoint of the tenant drew a bare
+	// 429 lately, so that a limit they share is there to be spent by
+	// someone else (a hypothesis with one member says nothing).
+	idle := !prevSent.IsZero() && sentAt.Sub(prevSent) >= idleGap &&
+		m.acceptedLastLocked(endpoint, prevSent) &&
+		w.lastEP != "" && w.lastEP != endpoint && now.Sub(w.lastAt) < suspectFor
 	paced := st != nil
 	// below: refused where its own limit would not have refused it: its
 	// requests accepted below the ceiling its own AIMD found, or, for a
@@ -160,6 +170,14 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	if w.limited >= refuteAfter && w.refuted() {
 		w.refute(now)
 	}
+}
+
+// acceptedLastLocked reports whether an endpoint's request sent at
+// prevSent, its last before the one now answered, was accepted; m.mu is
+// held.
+func (m *Memory) acceptedLastLocked(endpoint string, prevSent time.Time) bool {
+	mt := m.accepted[endpoint]
+	return mt != nil && !mt.accSent.Before(prevSent)
 }
 
 // belowCeilingLocked reports whether an endpoint's own AIMD found a
