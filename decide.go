@@ -222,8 +222,10 @@ func decide(p *retryPolicy, in *decideInput) decision {
 	block := delay
 	if !obs.HasRetryAfter && in.bareBlock > 0 {
 		// A bare 429 on a scope AIMD paces: the request waits its second
-		// before a retry, but the others wait only what the pace needs.
-		block = min(block, in.bareBlock)
+		// before a retry, but the others wait only what the pace needs;
+		// in a long run of 429s (a window not yet turned), as long as
+		// the run has lasted, the retry too.
+		block = min(in.bareBlock, learn.MaxBlock)
 	}
 
 	repeatable := in.canRetry || in.notProcessed && in.rewindable

@@ -45,13 +45,19 @@
 //     limit the refusal said was spent, wherever it is kept.
 //   - With no advertised limit, each endpoint finds its own by AIMD. The
 //     tenant's endpoints that draw bare 429s are taken to share one limit
-//     only when one that had been idle is refused, or two busy ones, each
+//     only when one that had been idle since a request that was accepted
+//     is refused just after another endpoint was, or two busy ones, each
 //     paced by its own AIMD, are refused together (within two of the
 //     slower one's intervals, as one event of a shared limit refuses them)
 //     twice, one to ten seconds apart, the second time with one of them
 //     refused below the ceiling its own AIMD found (at those ceilings, each
 //     is probing a limit of its own, as two routes' windows on one grid
-//     are refused together again and again); the hypothesis is dropped when one
+//     are refused together again and again), and neither in a long run of
+//     its own (refused again after a whole second's block with nothing
+//     taken: a window of its own not yet turned, which cuts the rate
+//     once, blocks the endpoint as long as the run has lasted, up to
+//     30 s, and at its end sets the pace to what the limiter took since
+//     the last such run); the hypothesis is dropped when one
 //     of them draws far more than
 //     its share of the 429s, or when together they are accepted at under
 //     0.8 of what one was alone. A ceiling is the rate requests were

@@ -218,6 +218,18 @@ func hostScenarios() []hostScenario {
 			duration: 20 * s, minSum: 0.90, pace: 50 * time.Millisecond, startAfter: 300 * time.Millisecond,
 		},
 		{
+			name: "long-windows",
+			about: "one host, three silent routes (bare 429s) counting over long windows (sim.LongWindows): /w10/ fixed 20 per 10s, /w60/ fixed 60 per minute, " +
+				"/s10/ sliding 20 per 10s counting refused requests too (HAProxy's stick tables); 2 workers per route, 20ms latency, each iteration at least 50ms, 3 minutes",
+			cfg: func() sim.Config { return sim.LongWindows(23) },
+			routes: []hostRoute{
+				{name: "/w10/ fixed 20/10s", limit: "w10", key: "/w10/", path: fixed("/w10/x"), workers: 2, silent: true},
+				{name: "/w60/ fixed 60/min", limit: "w60", key: "/w60/", path: fixed("/w60/x"), workers: 2, silent: true},
+				{name: "/s10/ sliding 20/10s, refusals count", limit: "s10", key: "/s10/", path: fixed("/s10/x"), workers: 2, silent: true},
+			},
+			duration: 3 * time.Minute, pace: 50 * time.Millisecond,
+		},
+		{
 			name: "sliding",
 			about: "go-chi/httprate in the simulator (sim.SlidingRoutes): three routes, each a sliding window counter, X-RateLimit-* with the window's end " +
 				"in epoch seconds, Retry-After of a whole window on a 429; 2 workers per route, 1ms latency, each iteration at least 50ms, 20s; " +

@@ -139,6 +139,11 @@ type Limit struct {
 	// instant truncated to whole seconds (httprate's), not rounded up: the
 	// window turns up to a second after it.
 	ResetFloor bool
+	// CountRefused makes a FixedWindow, ExpiryWindow or SlidingWindow count
+	// the requests it refuses too, as HAProxy's stick tables, Fiber's
+	// limiter and express-rate-limit do: a client that keeps sending while
+	// refused keeps a sliding window full.
+	CountRefused bool
 	// RetryAfter, when positive, is the Retry-After every rejection by this
 	// limit carries, whatever the real wait (Jira's burst limit always says
 	// 1). Zero means the time until the request would be admitted, rounded

@@ -190,6 +190,24 @@ func ExpressLike(seed int64) Config {
 	}}
 }
 
+// LongWindows is one host whose routes say nothing (a bare 429) and count
+// over windows of many seconds, as HAProxy's stick tables and many
+// middlewares are configured, 4.33 requests per second in all:
+//
+//	/w10/  fixed window     20 per 10s
+//	/w60/  fixed window     60 per minute
+//	/s10/  sliding window   20 per 10s, refused requests counted too
+//
+// Responses take 20ms.
+func LongWindows(seed int64) Config {
+	return Config{Provider: Silent, Seed: seed, Latency: 20 * time.Millisecond, Limits: []Limit{
+		route("w10", "/w10/", Bare, 20, 10*time.Second),
+		route("w60", "/w60/", Bare, 60, time.Minute),
+		{Name: "s10", Kind: SlidingWindow, Per: PerKey, Key: RouteKey("/s10/"), Quota: 20, Window: 10 * time.Second,
+			Dialect: Bare, CountRefused: true},
+	}}
+}
+
 // SlidingRoutes is go-chi/httprate (bench's TestThirdPartyHTTPRate) in the
 // simulator: three routes, each a sliding window counter of its own
 // (SlidingWindow) whose windows turn 400ms into the clock's seconds,

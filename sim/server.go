@@ -263,6 +263,11 @@ func (s *Server) settle(o *outcome, c *clientTruth, step int64) {
 	if o.rej != nil {
 		what, reason = rejected, o.rej.rule.reason
 		o.rej.st.truth.Rejected++
+		for i := range o.views {
+			if v := &o.views[i]; v.rule.CountRefused && (v.rule.windowed() || v.rule.Kind == SlidingWindow) {
+				v.rule.consume(v.st, o.now, v.cost)
+			}
+		}
 	} else {
 		for i := range o.views {
 			v := &o.views[i]

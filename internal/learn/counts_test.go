@@ -510,3 +510,96 @@ func drive(m *Memory, r *Request, answer func(time.Time) (int, http.Header), at,
 		at = each(at, now, status, h, next)
 	}
 }
+
+// A long run of bare 429s (longRun): a window of 20 per 10 s spent by a
+// burst refuses every request until it turns. The run cuts the rate once;
+// each refusal after the first second blocks the scope as long as the run
+// has lasted; and the first request taken after it sets the rate to what
+// the limiter took over the cycle (20 from the first refusal's send to
+// that request's), under a ceiling of the same over the time up to the
+// last refused request's send. Before: every probe cut the rate again,
+// and none blocked for more than a second (60 a minute was paced at one
+// request in 14 s by the window's end).
+func TestPlanTakesALongRunOfBareRefusalsForOneEvent(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate = 0
+	step := stepper(&m, r, 20)
+	for i := range 20 {
+		step(200, 50*i)
+	}
+	if p := step(429, 1000); len(p.Update.Rates) != 1 || p.Update.Rates[0].Factor <= 0 {
+		t.Fatalf("first refusal: rates %+v, want one cut", p.Update.Rates)
+	}
+	step(429, 1100) // the first refusal's probe: the same event
+	for _, c := range []struct {
+		sent  int
+		block time.Duration
+	}{
+		{2100, 1100 * time.Millisecond},
+		{3200, 2200 * time.Millisecond},
+		{5300, 4300 * time.Millisecond},
+		{9500, 8500 * time.Millisecond},
+	} {
+		p := step(429, c.sent)
+		if len(p.Update.Rates) != 0 {
+			t.Errorf("refused at %dms in a run: rates %+v, want no cut", c.sent, p.Update.Rates)
+		}
+		if p.BareBlock != c.block {
+			t.Errorf("refused at %dms in a run: block %v, want %v (as long as the run has lasted)", c.sent, p.BareBlock, c.block)
+		}
+	}
+	p := step(200, 10100)
+	if len(p.Update.Rates) != 1 {
+		t.Fatalf("the run's end: rates %+v, want the cycle's rate", p.Update.Rates)
+	}
+	u := p.Update.Rates[0]
+	lo, hi := 20/9.1, 20/8.5
+	if math.Abs(u.Rate-lo) > 1e-9 || math.Abs(u.Ceiling-hi) > 1e-9 || math.Abs(u.Max-hi) > 1e-9 {
+		t.Errorf("the run's end: rate %v, ceiling %v, max %v; want %v, %v, %v", u.Rate, u.Ceiling, u.Max, lo, hi, hi)
+	}
+	// A long run's block is capped: a run of a minute waits bareRunMax.
+	for i := range 20 {
+		step(200, 10200+50*i)
+	}
+	step(429, 11200)
+	step(429, 12300)
+	if p := step(429, 60000); p.BareBlock != bareRunMax {
+		t.Errorf("refused 48.8 s into a run: block %v, want %v", p.BareBlock, bareRunMax)
+	}
+}
+
+// A refusal in an endpoint's own long run is its own window's, and no
+// evidence that its limit is one with another endpoint refused at the
+// same moments (HAProxy's 20 per 10 s beside a route of 10 a second, both
+// started at once, was taken for one limit with it).
+func TestPlanWidensNothingOnALongRun(t *testing.T) {
+	var m Memory
+	a, b := request(), request()
+	a.Rate, b.Rate = 0, 0
+	a.Endpoint, b.Endpoint = "https://api.test GET /w/", "https://api.test GET /s/"
+	stepA, stepB := stepper(&m, a, 20), stepper(&m, b, 20)
+	for i := range 20 {
+		stepA(200, 50*i)
+		stepB(200, 50*i+1)
+	}
+	stepA(429, 1000)
+	stepB(429, 1001)
+	for i := range 10 {
+		stepB(200, 1200+100*i)
+	}
+	stepA(429, 2100)
+	if p := stepB(429, 2101); p.Widened != "" {
+		t.Fatalf("widened at the first suspicion: %q", p.Widened)
+	}
+	for i := range 10 {
+		stepB(200, 2200+100*i)
+	}
+	stepB(429, 3300)
+	if p := stepA(429, 3301); p.Widened != "" {
+		t.Errorf("a refusal in a long run of the endpoint's own widened its scope to %q", p.Widened)
+	}
+	if _, ok := m.Widened(b.Tenant, b.Endpoint, t0.Add(3400*time.Millisecond)); ok {
+		t.Errorf("the other endpoint joined a hypothesis")
+	}
+}

@@ -134,6 +134,15 @@ const (
 	aimdDeepest  = 0.5         // the deepest one cut, however many were refused
 	bare503Gap   = time.Second // the least time between two cuts for bare 503s
 	aimdIncrease = 0.1 / 30
+	// aimdProbeRate: below this rate, the probe past the ceiling is slower
+	// in proportion: it raises a rate r by aimdIncrease/aimdProbeRate of
+	// itself a success, not aimdIncrease/r, so that it is refused once
+	// in about as many successes at any rate (one in about 150 from
+	// aimdNearCeiling). At aimdIncrease a success, a route of 2 a second
+	// held under a window of 20 per 10 s was refused every 20 s, a 429 in
+	// 40 requests. (Not for a limiter with no burst, whose bounds set
+	// the probe: noBurstGap.)
+	aimdProbeRate = 10.0
 	// aimdNearCeiling: an accepted rate within this share of the ceiling
 	// (the rate accepted when the last cut came) probes at aimdIncrease.
 	aimdNearCeiling = 0.95
@@ -1205,7 +1214,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack tim
 	// scope and this Memory its only sender.
 	own := !m.othersShare(r, now)
 	solo := key == r.Endpoint && !m.fleetShared(r, acc)
-	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, slack, now, minGap, acc, solo, own)
+	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, slack, now, minGap, acc, solo, own, probe)
 	if !ok {
 		return
 	}
@@ -1394,14 +1403,14 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 				st.ceiling, st.refuted = st.lo*aimdRefutedNext, true
 			}
 		}
-		m.raiseLocked(r, r.Endpoint, acc, in.Now, p)
+		m.raiseLocked(r, r.Endpoint, acc, in.SentAt, in.Now, p)
 		return
 	}
-	m.raiseLocked(r, key, m.fleetLocked(r, m.membersRateLocked(r.Tenant, in.Now)), in.Now, p)
+	m.raiseLocked(r, key, m.fleetLocked(r, m.membersRateLocked(r.Tenant, in.Now)), in.SentAt, in.Now, p)
 	// An endpoint AIMD had cut before it joined the widened scope still
 	// holds its own rate: raise it too, or it binds below the shared one.
 	if m.aimd[r.Endpoint] != nil {
-		m.raiseLocked(r, r.Endpoint, m.acceptedRateLocked(r.Endpoint, in.Now), in.Now, p)
+		m.raiseLocked(r, r.Endpoint, m.acceptedRateLocked(r.Endpoint, in.Now), in.SentAt, in.Now, p)
 	}
 }
 
@@ -1410,7 +1419,23 @@ func (m *Memory) success(r *Request, in *Input, p *Plan) {
 // increase): closing a fifth of the gap to the ceiling a second (at most
 // aimdStepMax of the rate in one step) below it, probing slowly near it,
 // and about doubling a second while no ceiling is known; m.mu is held.
-func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time, p *Plan) {
+func (m *Memory) raiseLocked(r *Request, key string, acc float64, sentAt, now time.Time, p *Plan) {
+	if lo, hi, ok := m.runEndLocked(key, sentAt, now); ok {
+		// The end of a long run: the limiter's rate over the cycle it
+		// ends is the pace, and its bound the ceiling (longRun).
+		st := m.aimd[key]
+		st.ceiling, st.gapBound, st.refuted = hi, false, false
+		if st.rate > 0 {
+			st.rate = lo
+		}
+		m.quietLocked(key, now)
+		mx := aimdMax(r)
+		if mx <= 0 || hi < mx {
+			mx = hi
+		}
+		p.Update.Rates = append(p.Update.Rates, store.RateUpdate{Key: key, Rate: lo, Default: lo, Min: aimdFloor, Max: mx, Burst: 1, TTL: store.DefaultRateTTL, Ceiling: hi})
+		return
+	}
 	n, ok := m.quietLocked(key, now)
 	if !ok {
 		return
@@ -1419,8 +1444,14 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, now time.Time,
 	if def <= 0 {
 		def = acc
 	}
+	// The probe: aimdIncrease a success, or less below aimdProbeRate
+	// (aimdProbeRate).
 	add := float64(n) * aimdIncrease
-	if st := m.aimd[key]; st != nil && acc > 0 {
+	st := m.aimd[key]
+	if acc > 0 && acc < aimdProbeRate && (st == nil || !st.noBurst) {
+		add *= acc / aimdProbeRate
+	}
+	if st != nil && acc > 0 {
 		ceiling := st.ceiling
 		if r.FleetCeiling > 0 {
 			// Found by whichever caller of the store last cut the rate.

@@ -171,9 +171,22 @@ type aimdState struct {
 	// raised the rate.
 	quiet     int
 	lastRaise time.Time
-	// run counts the cuts since the scope's last quiet success: the 429s
-	// in a row that BareBlock doubles with.
-	run int
+	// run counts the refusals since the scope's last quiet success: the
+	// 429s in a row that BareBlock doubles with; runStart is when the
+	// first of them came (longRun).
+	run      int
+	runStart time.Time
+	// runLong: the run is a long one (longRun), of bare 429s on the
+	// endpoint's own scope, which no other caller of the store sends on.
+	runLong bool
+	// cycleStart is when the scope's last long run ended (the first
+	// request it took after it), or when its first cut came; cycleAcc,
+	// how many requests it has taken since (longRun).
+	cycleStart time.Time
+	cycleAcc   int
+	// lastRefusedSent is when the newest refused request of the run was
+	// sent: the limiter turned after it.
+	lastRefusedSent time.Time
 	// ceiling is the accepted rate when the last cut came: where the
 	// server started refusing.
 	ceiling float64
@@ -896,7 +909,7 @@ func (m *Memory) commit(endpoint string, p *Plan, now time.Time) {
 // requests sent before the last cut belong to the event that cut. ceiling
 // is where the cut places the scope's limit, for the store to keep for
 // every caller (store.RateUpdate.Ceiling), or zero.
-func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now time.Time, minGap time.Duration, acc float64, solo, own bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
+func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now time.Time, minGap time.Duration, acc float64, solo, own, probe bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
 	m.lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
@@ -924,6 +937,13 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 		// a tenth slower) but a turn booked at the old one, which a
 		// limiter with no burst refuses as it did the first. It is the
 		// same event, and says nothing of the new pace.
+		return 0, false, false, 0, false
+	} else if st.run > 0 && !st.noBurst && probe && solo && own && now.Sub(st.runStart) >= BareBlockMax {
+		// Still refused after a whole block, with nothing taken since
+		// the run began: a window that has not turned (longRun). The
+		// pace sent nothing the cut did not answer; the block grows.
+		st.run++
+		st.lastRefusedSent, st.runLong = sentAt, true
 		return 0, false, false, 0, false
 	}
 	st.cutGap = 0
@@ -978,8 +998,80 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 	}
 	st.lastCut, st.lastRaise, st.quiet, st.refuted = now, now, 0, false
 	st.cycleN, st.idle = 0, false
+	if st.run == 0 {
+		st.runStart, st.runLong = now, false
+	}
 	st.run++
+	st.lastRefusedSent = sentAt
+	if first {
+		// The first cycle began with what the meter counted before the
+		// first refusal (longRun).
+		st.cycleStart, st.cycleAcc = sentAt, m.firstCountLocked(key)
+	}
 	return factor, first, bounded && !first, ceiling, true
+}
+
+// longRun: a scope refused again after a whole block (BareBlockMax) with
+// nothing taken meanwhile is no bucket short of a token, which refills
+// within an interval, but a window spent (or a bucket slower than one a
+// second): every request until it turns is refused. Probed once a second,
+// a minute's window drew a 429 a second, each of which cut the rate again
+// (60 a minute was paced at one request in 14 s by its end), and a
+// limiter that counts refused requests too (HAProxy's stick tables) was
+// kept refusing by the probes. So a run is one event: it cuts the rate
+// once; each refusal after the first second blocks the scope as long as
+// the run has lasted (its probes double the time since it began, up to
+// bareRunMax); and when it ends, what the limiter took since the last
+// long run ended, over that time, is its rate (runEndLocked).
+const (
+	bareRunMax = 30 * time.Second
+	// cycleRunMinN: a cycle with fewer accepted requests says too little
+	// of the rate to set it.
+	cycleRunMinN = 4
+	// cycleRunMax: a cycle longer than this is no window's (demand fell,
+	// or the program paused).
+	cycleRunMax = 10 * time.Minute
+)
+
+// firstCountLocked is how many requests the endpoint key names has had
+// accepted over its meter's last two windows (for a widened scope,
+// nothing: its members' cycles are not this one's); m.mu is held.
+func (m *Memory) firstCountLocked(key string) int {
+	if mt := m.accepted[key]; mt != nil {
+		return mt.acceptedN + mt.lastAccepted
+	}
+	return 0
+}
+
+// runEndLocked is called for a quiet success of an AIMD scope, sent at
+// sentAt: where it ends a long run (longRun), it returns the limiter's
+// rate over the cycle that run ends, lo (what it took over the whole
+// cycle), and hi (the same over the cycle less the time between the run's
+// last refused request and this one, within which the limiter turned),
+// and starts the next cycle; m.mu is held.
+func (m *Memory) runEndLocked(key string, sentAt, now time.Time) (lo, hi float64, ok bool) {
+	st := m.aimd[key]
+	if st == nil {
+		return 0, 0, false
+	}
+	if !st.runLong || st.run == 0 {
+		if !st.cycleStart.IsZero() {
+			st.cycleAcc++
+		}
+		return 0, 0, false
+	}
+	start, n := st.cycleStart, st.cycleAcc
+	st.cycleStart, st.cycleAcc = sentAt, 1
+	d := sentAt.Sub(start)
+	if start.IsZero() || n < cycleRunMinN || d <= 0 || d > cycleRunMax {
+		return 0, 0, false
+	}
+	lo = float64(n) / d.Seconds()
+	hi = lo
+	if e := st.lastRefusedSent.Sub(start); e > 0 && e < d {
+		hi = float64(n) / e.Seconds()
+	}
+	return lo, hi, true
 }
 
 // bareBlock returns how long a bare 429 of r blocks its AIMD scope (see
@@ -1005,6 +1097,10 @@ func (m *Memory) bareBlock(r *Request, now time.Time) (time.Duration, bool) {
 	case st != nil && st.probe == probeRefused:
 		st.probe = probeDone
 		return BareBlockMax, false
+	case st != nil && st.runLong:
+		// Refused after a whole block: a window not yet turned. Wait as
+		// long as the run has lasted (longRun).
+		return min(now.Sub(st.runStart), bareRunMax), false
 	case st != nil && st.noBurst && st.rate > 0 && (acc <= 0 || st.gapBound):
 		// The refused requests' own retries wait as long only once the
 		// gaps have bounded the limiter's rate: before that, nothing is

@@ -108,9 +108,18 @@ func (m *Memory) bare429(tenant, endpoint string, prevSent, sentAt, now time.Tim
 	// endpoint shares looks just as one with no burst would: its first
 	// refusal may come with none of the endpoint's own requests
 	// accepted.)
+	//
+	// So is a refusal in a long run of the endpoint's own (longRun): a
+	// window of its own, spent, refuses it until it turns, whoever else
+	// is refused meanwhile (HAProxy's 20 per 10 s beside routes of 10 and
+	// 20 a second, all started at once, was taken for one limit with
+	// them, and drew a 429 every 75 ms at the tenant's pace).
 	st := m.aimd[endpoint]
 	if st != nil && st.gapBound && st.lo > 0 && w.members[endpoint] == nil && !prevSent.IsZero() &&
 		sentAt.Sub(prevSent).Seconds()*st.lo < noBurstOwn {
+		return
+	}
+	if st != nil && st.runLong && st.run > 0 && w.members[endpoint] == nil {
 		return
 	}
 	// An idle endpoint's refusal is evidence only where its own traffic
