@@ -46,3 +46,31 @@ func TestSlidingWindow(t *testing.T) {
 		}
 	})
 }
+
+// CountRefused counts a refused request too (HAProxy's stick tables): a
+// window that refused one weighs it in the next window as it slides out.
+func TestSlidingWindowCountsRefused(t *testing.T) {
+	for _, counted := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			start := time.Now()
+			s := sim.New(sim.Config{Provider: sim.Silent, Limits: []sim.Limit{{Name: "s", Kind: sim.SlidingWindow,
+				Quota: 2, Window: time.Second, Dialect: sim.Bare, CountRefused: counted}}})
+			c := newClient(t, s)
+			const url = "https://api.test/x"
+			if got := c.repeat(3, "GET", url, ""); got[200] != 2 || got[429] != 1 {
+				t.Fatalf("3 at once: %v, want 2 admitted and 1 refused", got)
+			}
+			// At 1.6 s the first window weighs 0.4 of its count: 0.8 and
+			// the request make 1.8; counting the refused one, 1.2 and the
+			// request make 2.2, over the quota.
+			time.Sleep(time.Until(start.Add(1600 * time.Millisecond)))
+			want := 200
+			if counted {
+				want = 429
+			}
+			if r := c.do("GET", url, ""); r.status != want {
+				t.Errorf("counting refused %v: at 1.6 s %d, want %d", counted, r.status, want)
+			}
+		})
+	}
+}
