@@ -65,8 +65,9 @@
 //     the limiter took between that refusal and the one before (2 to 20 s
 //     of sending): a bucket empty at both took its rate in between, with
 //     none of the burst a meter of the last seconds holds. A ceiling AIMD
-//     read at a cut is a hypothesis too: where the limiter has no burst, requests accepted at
-//     1.05 times it, a meter window later, refute it. Where it has no burst
+//     read at a cut is a hypothesis too: on the endpoint's own scope, or
+//     where the limiter has no burst, requests accepted at 1.05 times it,
+//     a meter window later, refute it. Where it has no burst
 //     (its first refusal came with at most one request accepted), a bucket
 //     refuses a request only less than one interval after the last it took,
 //     so the gaps bound its rate: a refusal a gap g after the request before

@@ -230,6 +230,21 @@ func hostScenarios() []hostScenario {
 			duration: 3 * time.Minute, pace: 50 * time.Millisecond,
 		},
 		{
+			name: "stick-tables",
+			about: "HAProxy's stick tables in the simulator (sim.StickTables): per route a sliding estimate over its period counting every request, refused ones too, " +
+				"a bare 429 over the limit (/h3/: Retry-After: 1); /h4/ and /h5/ share one table; 2 workers per route, 1ms latency, each iteration at least 50ms, 60s; " +
+				"compare with the real HAProxy run in RESULTS-thirdparty.md",
+			cfg: func() sim.Config { return sim.StickTables(29) },
+			routes: []hostRoute{
+				{name: "/h1/ 10/1s", limit: "h1", key: "/h1/", path: fixed("/h1/x"), workers: 2, silent: true},
+				{name: "/h2/ 20/10s", limit: "h2", key: "/h2/", path: fixed("/h2/x"), workers: 2, silent: true},
+				{name: "/h3/ 10/1s, Retry-After: 1", limit: "h3", key: "/h3/", path: fixed("/h3/x"), workers: 2, silent: true},
+				{name: "/h4/ 20/1s, one table with /h5/", limit: "h45", key: "h45", path: fixed("/h4/x"), workers: 2, silent: true},
+				{name: "/h5/ 20/1s, one table with /h4/", limit: "h45", key: "h45", path: fixed("/h5/x"), workers: 2, silent: true},
+			},
+			duration: time.Minute, pace: 50 * time.Millisecond,
+		},
+		{
 			name: "sliding",
 			about: "go-chi/httprate in the simulator (sim.SlidingRoutes): three routes, each a sliding window counter, X-RateLimit-* with the window's end " +
 				"in epoch seconds, Retry-After of a whole window on a 429; 2 workers per route, 1ms latency, each iteration at least 50ms, 20s; " +

@@ -208,6 +208,35 @@ func LongWindows(seed int64) Config {
 	}}
 }
 
+// StickTables is HAProxy's stick-table rate limiting (bench's
+// TestThirdPartyHAProxy) in the simulator: per route a sliding estimate of
+// the request rate over a period that counts every request, refused ones
+// too, and a bare 429 over the limit (/h3/: a Retry-After of 1), 52
+// requests per second in all:
+//
+//	/h1/       10 per 1s
+//	/h2/       20 per 10s
+//	/h3/       10 per 1s, Retry-After: 1
+//	/h4/ /h5/  20 per 1s, one table (Key "h45")
+//
+// Responses take 1ms, as over loopback.
+func StickTables(seed int64) Config {
+	st := func(name string, key func(*Request) string, quota float64, window, retryAfter time.Duration) Limit {
+		d := Bare
+		if retryAfter > 0 {
+			d = RetryAfterOnly
+		}
+		return Limit{Name: name, Kind: SlidingWindow, Per: PerKey, Key: key, Quota: quota, Window: window,
+			Dialect: d, RetryAfter: retryAfter, CountRefused: true}
+	}
+	return Config{Provider: Silent, Seed: seed, Latency: time.Millisecond, Limits: []Limit{
+		st("h1", RouteKey("/h1/"), 10, time.Second, 0),
+		st("h2", RouteKey("/h2/"), 20, 10*time.Second, 0),
+		st("h3", RouteKey("/h3/"), 10, time.Second, time.Second),
+		st("h45", SharedKey("h45", "/h4/", "/h5/"), 20, time.Second, 0),
+	}}
+}
+
 // SlidingRoutes is go-chi/httprate (bench's TestThirdPartyHTTPRate) in the
 // simulator: three routes, each a sliding window counter of its own
 // (SlidingWindow) whose windows turn 400ms into the clock's seconds,

@@ -603,3 +603,35 @@ func TestPlanWidensNothingOnALongRun(t *testing.T) {
 		t.Errorf("the other endpoint joined a hypothesis")
 	}
 }
+
+// A ceiling is a hypothesis for any limiter: accepted well past it, a
+// meter window after the cut that read it, it was read low (a meter whose
+// window held a Retry-After's second, HAProxy's 10 a second held at 6),
+// and a new one is placed above the accepted rate; before, only a limiter
+// with no burst had its ceiling refuted, and others probed past a low one
+// at a few hundredths a second.
+func TestPlanRefutesALowCeilingOfABurstyLimiter(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate = 0
+	step := stepper(&m, r, 5)
+	for i := range 20 {
+		step(200, 50*i)
+	}
+	step(429, 1000)
+	for i := range 30 {
+		step(200, 2000+100*i)
+	}
+	step(429, 5000)
+	st := m.aimd[r.Endpoint]
+	low := st.ceiling
+	if low < 8 || low > 11 {
+		t.Fatalf("ceiling after the second cut %v, want the accepted 10/s", low)
+	}
+	for i := range 40 {
+		step(200, 6000+70*i)
+	}
+	if !st.refuted || st.ceiling < 1.2*low {
+		t.Errorf("accepted at 14/s for 2.8 s past a ceiling of %.2f: refuted %v, ceiling %.2f; want it refuted and placed above", low, st.refuted, st.ceiling)
+	}
+}

@@ -1472,12 +1472,16 @@ func (m *Memory) raiseLocked(r *Request, key string, acc float64, sentAt, now ti
 				// first block, and a climbing rate.
 				add = min(float64(n)*aimdSlowStartNoBurst, max(2*acc, st.rate))
 			}
-		case st.noBurst && acc >= aimdRefuted*ceiling && ceiling == st.ceiling && now.Sub(st.lastCut) >= meterWindow:
+		case (st.noBurst || key == r.Endpoint) && acc >= aimdRefuted*ceiling && ceiling == st.ceiling && now.Sub(st.lastCut) >= meterWindow:
 			// Accepted well past the ceiling, over a meter window since
 			// the cut: the ceiling was read low (a meter lagging a slow
 			// start's climb, or a cut whose factor left the pace above
-			// it). It is a hypothesis the server has refuted: close in on
-			// a new one above the accepted rate, as below a ceiling.
+			// it, or a meter whose window held a Retry-After's second).
+			// It is a hypothesis the server has refuted: close in on a
+			// new one above the accepted rate, as below a ceiling. On
+			// the endpoint's own scope, or a limiter with no burst's: a
+			// widened scope's members come and go, and bursts of theirs
+			// refuted a shared bucket's ceiling (silent: 3.1% refused).
 			st.ceiling, st.refuted, st.gapBound = max(acc, st.rate)*aimdRefutedNext, true, false
 			add = max(add, min(float64(n)*(st.ceiling-acc)/(5*acc), acc*aimdStepMax))
 		case st.gapBound && ceiling == st.ceiling && st.rate > 0:
