@@ -562,10 +562,15 @@ func TestPlanTakesALongRunOfBareRefusalsForOneEvent(t *testing.T) {
 	for i := range 20 {
 		step(200, 10200+50*i)
 	}
+	// The next probe goes as each block ends (20ms after the send).
 	step(429, 11200)
-	step(429, 12300)
-	if p := step(429, 60000); p.BareBlock != bareRunMax {
-		t.Errorf("refused 48.8 s into a run: block %v, want %v", p.BareBlock, bareRunMax)
+	sent, block := 12300, time.Duration(0)
+	for sent < 80_000 {
+		block = step(429, sent).BareBlock
+		sent += 20 + int(block/time.Millisecond)
+	}
+	if block != bareRunMax {
+		t.Errorf("refused over a minute into a run: block %v, want %v", block, bareRunMax)
 	}
 }
 
@@ -633,5 +638,28 @@ func TestPlanRefutesALowCeilingOfABurstyLimiter(t *testing.T) {
 	}
 	if !st.refuted || st.ceiling < 1.2*low {
 		t.Errorf("accepted at 14/s for 2.8 s past a ceiling of %.2f: refuted %v, ceiling %.2f; want it refuted and placed above", low, st.refuted, st.ceiling)
+	}
+}
+
+// A refusal long after a run's last one, longer than the run's blocks
+// would have held the program, starts a new run: the program was idle,
+// and its first request refused ten minutes on is a new event, cut and
+// blocked a second at most, as any run's first; not 30 s.
+func TestPlanStartsANewRunAfterAnIdleSpell(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate = 0
+	step := stepper(&m, r, 20)
+	for i := range 20 {
+		step(200, 50*i)
+	}
+	step(429, 1000)
+	step(429, 1100)
+	if p := step(429, 2100); p.BareBlock != 1100*time.Millisecond {
+		t.Fatalf("refused in a run: block %v, want 1.1s", p.BareBlock)
+	}
+	p := step(429, 602_100)
+	if len(p.Update.Rates) != 1 || p.BareBlock > BareBlockMax {
+		t.Errorf("refused ten minutes on: rates %+v, block %v; want a cut and a block of at most %v", p.Update.Rates, p.BareBlock, BareBlockMax)
 	}
 }

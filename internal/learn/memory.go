@@ -938,13 +938,19 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 		// limiter with no burst refuses as it did the first. It is the
 		// same event, and says nothing of the new pace.
 		return 0, false, false, 0, false
-	} else if st.run > 0 && !st.noBurst && probe && solo && own && now.Sub(st.runStart) >= BareBlockMax {
+	} else if st.run > 0 && !st.noBurst && probe && solo && own && now.Sub(st.runStart) >= BareBlockMax && !st.runIdle(sentAt) {
 		// Still refused after a whole block, with nothing taken since
 		// the run began: a window that has not turned (longRun). The
 		// pace sent nothing the cut did not answer; the block grows.
 		st.run++
 		st.lastRefusedSent, st.runLong = sentAt, true
 		return 0, false, false, 0, false
+	}
+	if st.run > 0 && st.runIdle(sentAt) {
+		// Sent long after the run's last refusal, longer than its
+		// blocks would have held it (the program was idle): a new run,
+		// and a new event, whose block starts short again.
+		st.run, st.runLong = 0, false
 	}
 	st.cutGap = 0
 	if gap > 0 && gap < meterGap {
@@ -1032,6 +1038,13 @@ const (
 	// or the program paused).
 	cycleRunMax = 10 * time.Minute
 )
+
+// runIdle reports whether a request sent at sentAt came long after the
+// run's last refusal: more than twice the run's span then (or two
+// seconds), longer than any block of the run held the program.
+func (st *aimdState) runIdle(sentAt time.Time) bool {
+	return sentAt.Sub(st.lastRefusedSent) > max(2*st.lastRefusedSent.Sub(st.runStart), 2*BareBlockMax)
+}
 
 // firstCountLocked is how many requests the endpoint key names has had
 // accepted over its meter's last two windows (for a widened scope,
