@@ -1040,10 +1040,13 @@ const (
 )
 
 // runIdle reports whether a request sent at sentAt came long after the
-// run's last refusal: more than twice the run's span then (or two
-// seconds), longer than any block of the run held the program.
+// run's last refusal: more than twice the run's span then, and more than
+// bareRunMax, longer than any block of the run or retry's backoff held
+// the program. (Within two seconds, the refused requests' own retries,
+// backing off, were taken for an idle program: each new run cut the rate
+// again, and HAProxy-like routes lost most of what the runs gained.)
 func (st *aimdState) runIdle(sentAt time.Time) bool {
-	return sentAt.Sub(st.lastRefusedSent) > max(2*st.lastRefusedSent.Sub(st.runStart), 2*BareBlockMax)
+	return sentAt.Sub(st.lastRefusedSent) > max(2*st.lastRefusedSent.Sub(st.runStart), bareRunMax)
 }
 
 // firstCountLocked is how many requests the endpoint key names has had
