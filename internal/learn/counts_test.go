@@ -283,7 +283,7 @@ func TestPlanHoldsAWindowOpenedByItsRequestUntilItEnds(t *testing.T) {
 // it, honouring every block and every Retry-After.
 func TestPlanBisectsACountOfOne(t *testing.T) {
 	const transit = time.Millisecond
-	run := func(answer func(time.Time) (int, http.Header)) (accepted, refused int) {
+	run := func(answer func(time.Time) (int, http.Header)) (accepted, refused, early int) {
 		r := request()
 		var m Memory
 		at := t0
@@ -296,6 +296,9 @@ func TestPlanBisectsACountOfOne(t *testing.T) {
 			next := now.Add(5 * time.Millisecond)
 			if status == http.StatusOK {
 				accepted++
+				if at.Before(t0.Add(4 * time.Second)) {
+					early++
+				}
 			} else {
 				refused++
 				if d, ok := header.ParseRetryAfter(h.Get("Retry-After"), now); ok {
@@ -311,12 +314,19 @@ func TestPlanBisectsACountOfOne(t *testing.T) {
 			}
 			at = next
 		}
-		return accepted, refused
+		return accepted, refused, early
 	}
 	t.Run("GCRA with no burst", func(t *testing.T) {
 		g := &gcra{interval: 50 * time.Millisecond}
-		accepted, refused := run(g.answer)
-		t.Logf("%d accepted, %d refused", accepted, refused)
+		accepted, refused, early := run(g.answer)
+		t.Logf("%d accepted, %d refused; %d in the first 4 s", accepted, refused, early)
+		// While nothing is refused, the wait halves: the rate is found
+		// within the first seconds, not after 8 s of waits each three
+		// quarters of the last (throttled's 20 a second ran at 0.25x a
+		// client with no handling over 8 s).
+		if early < 20 {
+			t.Errorf("%d accepted in the first 4 s of a 20/s GCRA; want 20 or more", early)
+		}
 		// 400 allowed in 20 s; held to the bound, 17.
 		if accepted < 300 || refused > 5 {
 			t.Errorf("%d accepted, %d refused in 20 s of a 20/s GCRA; want 300 or more, 5 refusals at most", accepted, refused)
@@ -324,7 +334,7 @@ func TestPlanBisectsACountOfOne(t *testing.T) {
 	})
 	t.Run("fixed window of one a second", func(t *testing.T) {
 		w := &window{quota: 1, length: time.Second, end: t0.Add(300 * time.Millisecond)}
-		accepted, refused := run(w.answer)
+		accepted, refused, _ := run(w.answer)
 		t.Logf("%d accepted, %d refused", accepted, refused)
 		if accepted < 16 || refused > 5 {
 			t.Errorf("%d accepted, %d refused in 20 s of one a second; want 16 or more, 5 refusals at most", accepted, refused)
