@@ -673,3 +673,37 @@ func TestPlanStartsANewRunAfterAnIdleSpell(t *testing.T) {
 		t.Errorf("refused ten minutes on: rates %+v, block %v; want a cut and a block of at most %v", p.Update.Rates, p.BareBlock, BareBlockMax)
 	}
 }
+
+// A long run is one event in a fleet too (others sending on the scope
+// through the store, Request.Fleet): no cut after the first refusal, and
+// blocks as long as the run; but its end sets no rate, since what this
+// Memory took over the cycle is its share of the scope, not the limiter's
+// rate. Before, every probe of every member cut the shared rate again.
+func TestPlanTakesAFleetsLongRunForOneEvent(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate = 0
+	step := stepper(&m, r, 20)
+	for i := range 20 {
+		step(200, 50*i)
+	}
+	r.Fleet = 100 // the store's meter: others send on the scope too
+	if p := step(429, 1000); len(p.Update.Rates) != 1 {
+		t.Fatalf("first refusal: rates %+v, want one cut", p.Update.Rates)
+	}
+	step(429, 1100)
+	for _, c := range []struct {
+		sent  int
+		block time.Duration
+	}{{2100, 1100 * time.Millisecond}, {3200, 2200 * time.Millisecond}} {
+		p := step(429, c.sent)
+		if len(p.Update.Rates) != 0 || p.BareBlock != c.block {
+			t.Errorf("refused at %dms in a fleet's run: rates %+v, block %v; want no cut and %v", c.sent, p.Update.Rates, p.BareBlock, c.block)
+		}
+	}
+	for _, u := range step(200, 5500).Update.Rates {
+		if u.Rate > 0 {
+			t.Errorf("the end of a fleet's run set the rate to %v from this Memory's share", u.Rate)
+		}
+	}
+}

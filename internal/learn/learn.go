@@ -1214,7 +1214,7 @@ func (m *Memory) cutRateSpaced(r *Request, sentAt, prevSent time.Time, slack tim
 	// scope and this Memory its only sender.
 	own := !m.othersShare(r, now)
 	solo := key == r.Endpoint && !m.fleetShared(r, acc)
-	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, slack, now, minGap, acc, solo, own, probe)
+	factor, first, bounded, ceiling, ok := m.cut(key, sentAt, gap, slack, now, minGap, acc, solo, own, probe && key == r.Endpoint)
 	if !ok {
 		return
 	}

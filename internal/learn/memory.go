@@ -177,8 +177,10 @@ type aimdState struct {
 	run      int
 	runStart time.Time
 	// runLong: the run is a long one (longRun), of bare 429s on the
-	// endpoint's own scope, which no other caller of the store sends on.
-	runLong bool
+	// endpoint's own scope; runOwn: no other caller of the store sent on
+	// it meanwhile, so that what this Memory counted over the cycle is
+	// what the limiter took.
+	runLong, runOwn bool
 	// cycleStart is when the scope's last long run ended (the first
 	// request it took after it), or when its first cut came; cycleAcc,
 	// how many requests it has taken since (longRun).
@@ -909,7 +911,7 @@ func (m *Memory) commit(endpoint string, p *Plan, now time.Time) {
 // requests sent before the last cut belong to the event that cut. ceiling
 // is where the cut places the scope's limit, for the store to keep for
 // every caller (store.RateUpdate.Ceiling), or zero.
-func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now time.Time, minGap time.Duration, acc float64, solo, own, probe bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
+func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now time.Time, minGap time.Duration, acc float64, solo, own, longOK bool) (factor float64, first, bounded bool, ceiling float64, ok bool) {
 	m.lock()
 	defer m.mu.Unlock()
 	st := m.aimd[key]
@@ -938,12 +940,13 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 		// limiter with no burst refuses as it did the first. It is the
 		// same event, and says nothing of the new pace.
 		return 0, false, false, 0, false
-	} else if st.run > 0 && !st.noBurst && probe && solo && own && now.Sub(st.runStart) >= BareBlockMax && !st.runIdle(sentAt) {
+	} else if st.run > 0 && !st.noBurst && longOK && now.Sub(st.runStart) >= BareBlockMax && !st.runIdle(sentAt) {
 		// Still refused after a whole block, with nothing taken since
 		// the run began: a window that has not turned (longRun). The
 		// pace sent nothing the cut did not answer; the block grows.
 		st.run++
 		st.lastRefusedSent, st.runLong = sentAt, true
+		st.runOwn = st.runOwn && solo && own
 		return 0, false, false, 0, false
 	}
 	if st.run > 0 && st.runIdle(sentAt) {
@@ -1005,7 +1008,7 @@ func (m *Memory) cut(key string, sentAt time.Time, gap, slack time.Duration, now
 	st.lastCut, st.lastRaise, st.quiet, st.refuted = now, now, 0, false
 	st.cycleN, st.idle = 0, false
 	if st.run == 0 {
-		st.runStart, st.runLong = now, false
+		st.runStart, st.runLong, st.runOwn = now, false, solo && own
 	}
 	st.run++
 	st.lastRefusedSent = sentAt
@@ -1070,7 +1073,7 @@ func (m *Memory) runEndLocked(key string, sentAt, now time.Time) (lo, hi float64
 	if st == nil {
 		return 0, 0, false
 	}
-	if !st.runLong || st.run == 0 {
+	if !st.runLong || !st.runOwn || st.run == 0 {
 		if !st.cycleStart.IsZero() {
 			st.cycleAcc++
 		}
