@@ -224,8 +224,8 @@ func decide(p *retryPolicy, in *decideInput) decision {
 		// A bare 429 on a scope AIMD paces: the request waits its second
 		// before a retry, but the others wait only what the pace needs;
 		// in a long run of 429s (a window not yet turned), as long as
-		// the run has lasted, the retry too.
-		block = min(in.bareBlock, learn.MaxBlock)
+		// the run has lasted, up to the backoff's cap (BackoffMax).
+		block = min(in.bareBlock, max(p.backoffMax, time.Second), learn.MaxBlock)
 	}
 
 	repeatable := in.canRetry || in.notProcessed && in.rewindable

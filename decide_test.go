@@ -35,6 +35,7 @@ func TestDecide(t *testing.T) {
 		noRetry    bool          // the request is not safe to repeat
 		attempt    int
 		deadline   time.Duration // from now; zero for none
+		backoffMax time.Duration // the Transport's BackoffMax; zero for the default
 		want       decision
 	}{
 		{name: "200 is returned", status: 200, want: decision{}},
@@ -130,6 +131,16 @@ func TestDecide(t *testing.T) {
 			want: decision{Throttled: true, Retry: true, Delay: 50 * time.Millisecond},
 		},
 		{
+			name:   "a bare 429 in a long run blocks the scope as long as learning says; the request still waits 1s",
+			status: 429, obs: throttle(0, ""), bareBlock: 20 * time.Second, blockFor: 20 * time.Second,
+			want: decision{Throttled: true, Retry: true, Delay: time.Second},
+		},
+		{
+			name:   "no longer than the Transport's BackoffMax",
+			status: 429, obs: throttle(0, ""), bareBlock: 20 * time.Second, blockFor: 5 * time.Second, backoffMax: 5 * time.Second,
+			want: decision{Throttled: true, Retry: true, Delay: time.Second},
+		},
+		{
 			name: "nor by learning's interval of a limiter with no burst", status: 429, obs: throttle(5*time.Second, ""), retryAfter: "5",
 			bareBlock: 50 * time.Millisecond, bareRetry: true,
 			want: decision{Throttled: true, Retry: true, Delay: 5 * time.Second},
@@ -138,6 +149,9 @@ func TestDecide(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := retryPolicy{maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait, skew: DefaultClockSkew,
 				backoffBase: DefaultBackoffBase, backoffMax: DefaultBackoffMax, rand: func() float64 { return tc.rand }}
+			if tc.backoffMax > 0 {
+				p.backoffMax = tc.backoffMax
+			}
 			in := decideInput{status: tc.status, obs: &tc.obs, retryAfter: tc.retryAfter, keys: keys, widened: tc.widened,
 				bareBlock: tc.bareBlock, bareRetry: tc.bareRetry, canRetry: !tc.noRetry, attempt: tc.attempt, now: now}
 			if tc.deadline > 0 {

@@ -100,7 +100,10 @@ type Transport struct {
 	// of repeated 429s: attempt n waits up to BackoffBase × 2^n. Zero means
 	// DefaultBackoffBase.
 	BackoffBase time.Duration
-	// BackoffMax caps the backoff's ceiling. Zero means DefaultBackoffMax.
+	// BackoffMax caps the backoff's ceiling, and how long a run of bare
+	// 429s (no Retry-After, nothing taken since the first) blocks its
+	// scope as it grows (at most 30 s, however high this is). Zero means
+	// DefaultBackoffMax.
 	BackoffMax time.Duration
 	// ClockSkew is added to waits the server states as absolute times
 	// (HTTP dates, reset instants), since its clock and ours differ. Where
