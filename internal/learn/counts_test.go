@@ -707,3 +707,38 @@ func TestPlanTakesAFleetsLongRunForOneEvent(t *testing.T) {
 		}
 	}
 }
+
+// A cycle whose successes came further apart than cycleRunGap was the
+// program's demand, not the limiter's rate: the end of the run after it
+// sets no pace (a job sending one request every 5 s, then a burst into a
+// window, would have been paced at one every 5 s).
+func TestPlanSetsNoRateFromAnIdleCycle(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate = 0
+	step := stepper(&m, r, 20)
+	for i := range 20 {
+		step(200, 50*i)
+	}
+	step(429, 1000)
+	step(429, 1100)
+	step(429, 2100)
+	step(429, 3200)
+	if p := step(200, 10100); len(p.Update.Rates) != 1 || p.Update.Rates[0].Rate <= 0 {
+		t.Fatalf("the first run's end: rates %+v, want the cycle's rate", p.Update.Rates)
+	}
+	for i := range 6 {
+		step(200, 15_000+5000*i) // one every 5 s
+	}
+	for i := range 20 {
+		step(200, 45_000+50*i) // a burst
+	}
+	step(429, 46_000)
+	step(429, 47_100)
+	step(429, 49_300)
+	for _, u := range step(200, 55_000).Update.Rates {
+		if u.Rate > 0 {
+			t.Errorf("the end of a run after an idle cycle set the rate to %v", u.Rate)
+		}
+	}
+}

@@ -186,6 +186,11 @@ type aimdState struct {
 	// how many requests it has taken since (longRun).
 	cycleStart time.Time
 	cycleAcc   int
+	// cycleLast is when the cycle's newest success was sent; cycleIdle,
+	// that two of them were sent more than cycleRunGap apart: the
+	// program's demand, not the limiter, set what was taken.
+	cycleLast time.Time
+	cycleIdle bool
 	// lastRefusedSent is when the newest refused request of the run was
 	// sent: the limiter turned after it.
 	lastRefusedSent time.Time
@@ -1040,6 +1045,11 @@ const (
 	// cycleRunMax: a cycle longer than this is no window's (demand fell,
 	// or the program paused).
 	cycleRunMax = 10 * time.Minute
+	// cycleRunGap: two successes of a cycle sent further apart than this
+	// were held back by the program, not the limiter: what it took over
+	// the cycle is the program's rate (a job sending one request a
+	// minute before a burst would have been paced at one a minute).
+	cycleRunGap = 2 * meterGap
 )
 
 // runIdle reports whether a request sent at sentAt came long after the
@@ -1076,13 +1086,17 @@ func (m *Memory) runEndLocked(key string, sentAt, now time.Time) (lo, hi float64
 	if !st.runLong || !st.runOwn || st.run == 0 {
 		if !st.cycleStart.IsZero() {
 			st.cycleAcc++
+			if !st.cycleLast.IsZero() && sentAt.Sub(st.cycleLast) > cycleRunGap {
+				st.cycleIdle = true
+			}
+			st.cycleLast = sentAt
 		}
 		return 0, 0, false
 	}
-	start, n := st.cycleStart, st.cycleAcc
-	st.cycleStart, st.cycleAcc = sentAt, 1
+	start, n, idle := st.cycleStart, st.cycleAcc, st.cycleIdle
+	st.cycleStart, st.cycleAcc, st.cycleLast, st.cycleIdle = sentAt, 1, sentAt, false
 	d := sentAt.Sub(start)
-	if start.IsZero() || n < cycleRunMinN || d <= 0 || d > cycleRunMax {
+	if start.IsZero() || idle || n < cycleRunMinN || d <= 0 || d > cycleRunMax {
 		return 0, 0, false
 	}
 	lo = float64(n) / d.Seconds()
