@@ -742,3 +742,28 @@ func TestPlanSetsNoRateFromAnIdleCycle(t *testing.T) {
 		}
 	}
 }
+
+// A long run ends with a success: a refusal of a request sent before the
+// run began (a slow answer, the same event) that comes after it blocks
+// nothing for the run's span.
+func TestPlanEndsALongRunWithASuccess(t *testing.T) {
+	var m Memory
+	r := request()
+	r.Rate = 0
+	step := stepper(&m, r, 20)
+	for i := range 20 {
+		step(200, 50*i)
+	}
+	step(429, 1000)
+	step(429, 1100)
+	step(429, 2100)
+	step(429, 3200)
+	step(200, 10100)
+	var p Plan
+	obs := &header.Observation{Status: 429, Throttled: true}
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	m.Plan(Config{}, &Input{Req: r, Obs: obs, Status: 429, SentAt: at(990), Now: at(10200)}, &p)
+	if p.BareBlock > BareBlockMax {
+		t.Errorf("a stale refusal after the run's end: block %v, want at most %v", p.BareBlock, BareBlockMax)
+	}
+}

@@ -1176,7 +1176,7 @@ func (m *Memory) quietLocked(key string, now time.Time) (n int, raise bool) {
 		return 0, false
 	}
 	st.quiet++
-	st.run = 0
+	st.run, st.runLong = 0, false // a run, long or not, ends with a success
 	if st.cycleN == 0 {
 		st.firstOK = now
 	} else if now.Sub(st.lastOK) > meterGap {
