@@ -190,8 +190,13 @@ func TestGoodput(t *testing.T) {
 					all = append(all, runScenario(t, sc))
 				})
 			}
+			// The targets are checked on the median of each figure over
+			// the runs, each on its own: the run with the median 429
+			// share was once the one that used 47% of the rate (the other
+			// four 98-99%), and failed a median it did not stand for.
+			shareMed := medianOf(all, func(rs []row) float64 { return refused(rs[0]) })
 			slices.SortStableFunc(all, func(a, b []row) int {
-				return cmp.Or(cmp.Compare(refused(a[0]), refused(b[0])), cmp.Compare(a[0].res.Used, b[0].res.Used))
+				return cmp.Or(cmp.Compare(a[0].res.Used, b[0].res.Used), cmp.Compare(refused(a[0]), refused(b[0])))
 			})
 			rows := all[len(all)/2]
 			if len(all) > 1 {
@@ -200,12 +205,12 @@ func TestGoodput(t *testing.T) {
 					shares = append(shares, fmt.Sprintf("%.2f%%", 100*refused(rs[0])))
 					used = append(used, fmt.Sprintf("%.2f%%", 100*rs[0].res.Used))
 				}
-				t.Logf("%s: %d runs, heed's 429 shares %s, used %s; the median run's figures follow", sc.name, len(all), strings.Join(shares, ", "), strings.Join(used, ", "))
+				t.Logf("%s: %d runs, heed's 429 shares %s (median %.2f%%), used %s; the run with the median used follows", sc.name, len(all), strings.Join(shares, ", "), 100*shareMed, strings.Join(used, ", "))
 			}
 			table := scenarioTable(sc, rows)
 			t.Logf("%s: %s\n%s", sc.name, sc.about, table)
 			fmt.Fprintf(&md, "\n## %s\n\n%s.\n\n%s", sc.name, sc.about, table)
-			checkTargets(t, sc, rows)
+			checkTargets(t, sc, rows, shareMed)
 			if !sc.informational {
 				status := "met"
 				if t.Failed() {
@@ -297,7 +302,7 @@ func scenarioTable(sc scenario, rows []row) string {
 
 // checkTargets asserts heed's targets. A miss is a finding about heed, not
 // a reason to loosen the target.
-func checkTargets(t *testing.T, sc scenario, rows []row) {
+func checkTargets(t *testing.T, sc scenario, rows []row, share float64) {
 	h := rows[0].res
 	if h.Client != "heed" {
 		t.Fatalf("first client is %q, want heed", h.Client)
@@ -323,7 +328,18 @@ func checkTargets(t *testing.T, sc scenario, rows []row) {
 	if h.Used < sc.minUsed {
 		t.Errorf("heed used %.2f%% of the allowed steady rate, want at least %.0f%%", 100*h.Used, 100*sc.minUsed)
 	}
-	if s := h.RejectedShare(); s > sc.maxRejected {
-		t.Errorf("heed had %.2f%% of its requests answered 429, want at most %.1f%%", 100*s, 100*sc.maxRejected)
+	if share > sc.maxRejected {
+		t.Errorf("heed had %.2f%% of its requests answered 429 (the median over the runs), want at most %.1f%%", 100*share, 100*sc.maxRejected)
 	}
+}
+
+// medianOf returns the median of f over the runs (the upper one of an
+// even count).
+func medianOf(all [][]row, f func([]row) float64) float64 {
+	v := make([]float64, len(all))
+	for i, rs := range all {
+		v[i] = f(rs)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
 }
