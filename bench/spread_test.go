@@ -78,19 +78,8 @@ func TestSilentSpread(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), *spreadFor)
 			defer cancel()
 			var wg sync.WaitGroup
-			for _, rt := range routes {
-				for range 2 {
-					wg.Go(func() {
-						for ctx.Err() == nil {
-							start := time.Now()
-							req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test"+rt, nil)
-							if resp, err := tr.RoundTrip(req); err == nil {
-								resp.Body.Close()
-							}
-							time.Sleep(50*time.Millisecond - time.Since(start))
-						}
-					})
-				}
+			for range 2 {
+				loopRoutes(ctx, &wg, tr, routes)
 			}
 			wg.Wait()
 			line := fmt.Sprintf("run %d:", i)
@@ -158,19 +147,7 @@ func TestFleetOnLongWindows(t *testing.T) {
 			defer cancel()
 			var wg sync.WaitGroup
 			for range 4 {
-				tr := &heed.Transport{Base: w, Store: st}
-				for _, rt := range []string{"/w10/x", "/w60/x", "/s10/x"} {
-					wg.Go(func() {
-						for ctx.Err() == nil {
-							start := time.Now()
-							req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test"+rt, nil)
-							if resp, err := tr.RoundTrip(req); err == nil {
-								resp.Body.Close()
-							}
-							time.Sleep(50*time.Millisecond - time.Since(start))
-						}
-					})
-				}
+				loopRoutes(ctx, &wg, &heed.Transport{Base: w, Store: st}, []string{"/w10/x", "/w60/x", "/s10/x"})
 			}
 			wg.Wait()
 		})
@@ -188,5 +165,22 @@ func TestFleetOnLongWindows(t *testing.T) {
 		if mean < c.min || c.max > 0 && refused > c.max {
 			t.Errorf("%s: %d accepted and %d refused a run by a fleet of four in 3 minutes, want at least %d accepted and at most %d refused", c.path, mean, refused, c.min, c.max)
 		}
+	}
+}
+
+// loopRoutes starts one worker per route on wg, each sending GETs through
+// rt until ctx ends, every iteration at least 50ms.
+func loopRoutes(ctx context.Context, wg *sync.WaitGroup, rt http.RoundTripper, routes []string) {
+	for _, path := range routes {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				start := time.Now()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test"+path, nil)
+				if resp, err := rt.RoundTrip(req); err == nil {
+					resp.Body.Close()
+				}
+				time.Sleep(50*time.Millisecond - time.Since(start))
+			}
+		})
 	}
 }
