@@ -2594,16 +2594,16 @@ func TestSlidingUnitBackFromOwnCounts(t *testing.T) {
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	l := &header.Limit{Known: header.HasQuota | header.HasRemaining | header.HasReset, Quota: 10, Reset: ms(2000)}
 	s := &slideState{win: ms(2000), n: 1, prevN: 10}
-	if got, want := s.back(time.Second, l, ms(2000), true, ms(1150), ms(1151)), 49*time.Millisecond; got != want {
+	if got, want := s.back(time.Second, l, ms(2000), ms(2000), ms(1150), ms(1151)), 49*time.Millisecond; got != want {
 		t.Errorf("turn measured: back in %v, want %v (until the counts weigh a quota less one)", got, want)
 	}
-	if got, want := s.back(time.Second, l, ms(2000), false, ms(1150), ms(1151)), 100*time.Millisecond; got != want {
+	if got, want := s.back(time.Second, l, ms(2000), time.Time{}, ms(1150), ms(1151)), 100*time.Millisecond; got != want {
 		t.Errorf("turn not measured: back in %v, want %v (one interval of the last window)", got, want)
 	}
 	// Counts that do not explain the 0 (another client counts too): one
 	// interval, measured or not.
 	s.prevN = 5
-	if got, want := s.back(time.Second, l, ms(2000), true, ms(1150), ms(1151)), 200*time.Millisecond; got != want {
+	if got, want := s.back(time.Second, l, ms(2000), ms(2000), ms(1150), ms(1151)), 200*time.Millisecond; got != want {
 		t.Errorf("counts short of the 0: back in %v, want %v (one interval)", got, want)
 	}
 }
@@ -2867,5 +2867,57 @@ func TestCutCeilingFromTheCycleBetweenRefusals(t *testing.T) {
 	// A cycle of over cycleMax: the meter's rate.
 	if got, meter := run(1<<30, 19000); got != meter {
 		t.Errorf("ceiling %v after a cycle of 20.5 s, want the meter's %v", got, meter)
+	}
+}
+
+// A sliding window counter's leniency, from its answers: a client sends
+// every 103 ms for 6 s to a counter of 10 a second whose windows turn on
+// whole seconds, and which rounds its estimate up (compares it exactly: the
+// simulator's), to the nearest (go-chi/httprate's) or down (a floor of the
+// last window's share) before it admits while that plus one is within the
+// quota, and says what that leaves. Only the counters that round below the
+// estimate show a leniency, and none more than they have.
+func TestSlidingLeniencyFromAnswers(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, c := range []struct {
+		name   string
+		round  func(float64) float64
+		lo, hi float64 // the leniency wanted, lo < λ <= hi
+	}{
+		{"exact", math.Ceil, -1, 0},
+		{"nearest", math.Round, 0.3, 0.5},
+		{"floor", math.Floor, 0.6, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var m Memory
+			r := request()
+			counts := map[int]float64{} // accepted per window (second)
+			refused := 0
+			for sent := 0; sent < 6000; sent += 103 {
+				win := sent / 1000
+				x := float64(sent%1000) / 1000
+				est := counts[win-1]*(1-x) + counts[win]
+				status, left := 200, 10-1-c.round(est)
+				if left < 0 {
+					status, left = 429, 0
+					refused++
+				} else {
+					counts[win]++
+				}
+				l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: left, Reset: ms(1000 * (win + 1)), Dialect: header.XRateLimit, Unit: header.Requests}
+				var p Plan
+				m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
+					Status: status, SentAt: ms(sent), Now: ms(sent + 1)}, &p)
+			}
+			s := m.slides[r.Endpoint]
+			if s == nil || s.votes < slideVotes {
+				t.Fatalf("not taken to slide: %+v", s)
+			}
+			got := s.lenient(float64(s.prevN), time.Second, s.lateHi+lateMargin)
+			t.Logf("leniency %.3f (%d refused, turn within %v..%v)", got, refused, s.lowTurn, s.lateHi)
+			if !(got > c.lo && got <= c.hi) {
+				t.Errorf("leniency %.3f, want in (%v, %v]", got, c.lo, c.hi)
+			}
+		})
 	}
 }

@@ -68,6 +68,126 @@ type slideState struct {
 	// lateEver: some answer was counted in a window after that window's
 	// stated reset, though the bounds it gave were dropped since.
 	lateEver bool
+	// lowTurn is the latest any request counted in a window was sent,
+	// against that window's reset: where windows turn on a grid, each
+	// turns after it (lowSet: some answer set it). Unlike lateLo it may
+	// be below zero (a reset rounded up), since it bounds the turn from
+	// below for the leniency's evidence, not a block.
+	lowTurn time.Duration
+	lowSet  bool
+	// ats holds when the current window's latest accepted answers came
+	// (a ring, the n-th at (n-1) mod its length), to tell how many of
+	// this client's requests the counter had counted when a later one
+	// was sent.
+	ats [8]time.Time
+	// lens is the evidence of the counter's leniency (lenientOf), one
+	// entry for each of the last few counts of a last window it was
+	// seen with.
+	lens [4]lenEvidence
+}
+
+// The leniency of a sliding count. Counters round their estimate before
+// they compare it: go-chi/httprate refuses where round(estimate)+1 passes
+// the quota, so it admits below a quota less a half; Upstash's floors the
+// last window's share, and admits below the quota; the simulator's, and
+// any that compares the exact estimate, only up to a quota less one. A
+// client that waits for a quota less one at the steady rate takes a
+// quota less one a window from the first two (9 of 10 a second).
+//
+// What a counter reports left after admitting a request is its quota less
+// one less its estimate as it rounds it (g), and it admits where that is
+// not below zero. This client's own counts, weighed as of the answer (the
+// last window slides out as time passes) and counting only the requests
+// answered before this one was sent, are a lower bound of the estimate,
+// given where the window turns: other clients and requests still in
+// flight only add to it. Their excess over g is then no more than how far
+// the counter's rounding lowers an estimate, and the counter admits any
+// estimate up to a quota less one plus that much (a rounding that lowers
+// by up to t rounds at t). It stays 0 for a counter that compares
+// exactly, and goes back to 0 at a refusal.
+//
+// Where the window turns is known only within bounds (a turn after every
+// request its window counted, lowTurn; no later than a window after its
+// first answer, lateHi), and a turn placed d later weighs the last window
+// prev*d/w more. The excess is kept as a function of the turn (c, at a
+// turn at the stated reset, plus prev*d/w), and used against the same
+// placement of the turn that back weighs with: where the last window
+// counted as many as the evidence's did, the placement cancels out;
+// elsewhere the bound is taken at the worse end of the turn's bounds.
+type lenEvidence struct {
+	prev int     // the last window's count when it was seen, 0 for none
+	c    float64 // the excess, for a turn at the stated reset
+}
+
+// lenientMax bounds the leniency taken from evidence: no counter rounds a
+// whole unit away.
+const lenientMax = 0.95
+
+// lenientOf records what an accepted answer of the window that ends at
+// s.win, of a request sent at sentAt and answered now, shows of the
+// counter's leniency (see above), where the window's length is w.
+func (s *slideState) lenientOf(w time.Duration, l *header.Limit, sentAt, now time.Time) {
+	if !s.lowSet || !s.hiSet || s.n < 1 || s.votes < slideVotes || s.prevN < 1 {
+		return
+	}
+	// Answers of this window before this one (the newest) that came
+	// after the request was sent: in flight with it, perhaps counted
+	// after it.
+	k := min(s.n-1, len(s.ats)-1)
+	later := 0
+	for i := 1; i <= k; i++ {
+		if s.ats[(s.n-1-i)%len(s.ats)].After(sentAt) {
+			later++
+		}
+	}
+	if s.n-1 > k && later == k {
+		return // the ring does not reach back to the request's send
+	}
+	// The share of the last window a window ending now covers, for a
+	// turn anywhere within its bounds: outside [0, 1], the weight is not
+	// linear in the turn.
+	left := float64(l.Reset.Sub(now)) / float64(w)
+	if left+float64(s.lowTurn)/float64(w) <= 0 || left+float64(s.lateHi)/float64(w) >= 1 {
+		return
+	}
+	c := float64(s.prevN)*left + float64(s.n-1-later) - (l.Quota - 1 - l.Remaining)
+	slot := 0
+	for i, ev := range s.lens {
+		if ev.prev == s.prevN {
+			slot = i
+			break
+		}
+		if ev.prev == 0 || s.lens[slot].prev != 0 && ev.c < s.lens[slot].c {
+			slot = i
+		}
+	}
+	if ev := &s.lens[slot]; ev.prev != s.prevN || c > ev.c {
+		*ev = lenEvidence{prev: s.prevN, c: c}
+	}
+}
+
+// lenient returns how far past a quota less one the counter is taken to
+// admit, for a window whose last one counted prev of this client's, and
+// whose turn is weighed at its reset and at.
+func (s *slideState) lenient(prev float64, w time.Duration, at time.Duration) float64 {
+	if !s.lowSet || !s.hiSet || w <= 0 {
+		return 0
+	}
+	lo, hi := float64(s.lowTurn)/float64(w), float64(at)/float64(w)
+	best := 0.0
+	for _, ev := range s.lens {
+		if ev.prev == 0 {
+			continue
+		}
+		// The excess at a true turn d (within [lo, hi]) is ev.c +
+		// ev.prev*d; weighed with the turn at hi, this window's estimate
+		// is over by prev*(hi-d). The least of their sum over d lies at
+		// an end.
+		p := float64(ev.prev)
+		v := min(ev.c+p*hi, ev.c+p*lo+prev*(hi-lo))
+		best = max(best, v)
+	}
+	return min(best, lenientMax)
 }
 
 // floorEvidence is how long after an answer's reset its request must have
@@ -132,6 +252,9 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 	defer m.mu.Unlock()
 	s, seen := entry(&m.slides, key)
 	lastReset := s.reset
+	if status == 429 {
+		s.lens = [len(s.lens)]lenEvidence{}
+	}
 	switch {
 	case status == 429 && !s.spent.IsZero() && l.Reset.After(s.spent) && sentAt.After(s.spent) && s.adjacent(l.Reset) && !s.fixed:
 		// Refused in the window after one an answer said was spent: a
@@ -197,6 +320,15 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		s.floor = true
 	}
 	late, measured := s.lateness(l, sentAt, now)
+	if status < 400 {
+		if d := sentAt.Sub(l.Reset); !s.lowSet || d > s.lowTurn {
+			s.lowTurn, s.lowSet = d, true
+		}
+		if s.hiSet && s.lowTurn > s.lateHi {
+			// Not on a grid: the bounds are of different windows.
+			s.lowSet, s.lens = false, [len(s.lens)]lenEvidence{}
+		}
+	}
 	if !sentAt.Before(s.sentAt) {
 		s.sentAt, s.at, s.reset, s.remaining = sentAt, now, l.Reset, l.Remaining
 	}
@@ -204,6 +336,7 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		switch {
 		case l.Reset.Equal(s.win):
 			s.n++
+			s.ats[(s.n-1)%len(s.ats)] = now
 		case l.Reset.After(s.win):
 			s.prevN = 0
 			if s.step > 0 && l.Reset.Sub(s.win) == s.step && s.step <= s.longest+time.Second {
@@ -217,11 +350,15 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 				s.prevN = s.n
 			}
 			s.win, s.n = l.Reset, 1
+			s.ats[0] = now
 		}
 	}
 	w := s.step
 	if l.Has(header.HasWindow) && l.Window > 0 {
 		w = l.Window
+	}
+	if status < 400 && l.Reset.Equal(s.win) && w > 0 && w <= steadyMaxWindow {
+		s.lenientOf(w, l, sentAt, now)
 	}
 	if s.votes < slideVotes || w <= 0 || w > steadyMaxWindow {
 		sl := slide{step: s.step, late: late, measured: measured, lateSeen: s.lateEver}
@@ -233,7 +370,19 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 		}
 		return sl
 	}
-	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), measured, sentAt, now), step: s.step, late: late, measured: measured, lateSeen: s.lateEver}
+	weighAt := time.Time{}
+	switch {
+	case measured:
+		weighAt = l.Reset.Add(late)
+	case late == 0 && s.hiSet && s.lateHi >= 0 && s.lateHi < w/4:
+		// A reset taken at its word, and an answer of a window that came
+		// soon after it opened: windows turn no later than a window after
+		// that answer, whatever the reset's rounding (the upper bound
+		// lateness keeps), which is all weighed needs to weigh the last
+		// window at least as much as the counter does.
+		weighAt = l.Reset.Add(s.lateHi + lateMargin)
+	}
+	return slide{window: w, back: s.back(w, l, l.Reset.Add(late), weighAt, sentAt, now), step: s.step, late: late, measured: measured, lateSeen: s.lateEver}
 }
 
 // lateMargin is how far past the latest turn answers allow a window is
@@ -297,20 +446,23 @@ func (s *slideState) adjacent(reset time.Time) bool {
 // Where this client's counts account for the whole estimate (the answer
 // said 0 left, and they weigh a quota less one or more when the request
 // was sent: no other client counts in it), the unit is back when they
-// weigh a quota less one, however much of an interval that is. Only
-// where turnAt is measured (slide.measured), so never before the turn:
-// the last window is then taken to weigh at least as much as it does. A
-// reset in whole seconds not known to be truncated may be: taken at its
-// word, the window would be placed up to a second early, the last one
-// weighed too little, and the unit taken back too soon (go-chi/httprate's
-// 30 in 10 s refused it, a Retry-After of 10 s).
-func (s *slideState) back(w time.Duration, l *header.Limit, turnAt time.Time, measured bool, sentAt, now time.Time) time.Duration {
+// weigh a quota less one (and the counter's leniency), however much of
+// an interval that is. Only where weighAt, the turn they are weighed
+// against, is no earlier than the window turns (measured, or bounded by
+// an answer soon after a turn), so that the last window is taken to
+// weigh at least as much as it does. A reset in whole seconds not known
+// to be truncated may be before it: taken at its word, the window would
+// be placed up to a second early, the last one weighed too little, and
+// the unit taken back too soon (go-chi/httprate's 30 in 10 s refused it,
+// a Retry-After of 10 s). weighAt is zero where no such bound is known.
+func (s *slideState) back(w time.Duration, l *header.Limit, turnAt, weighAt time.Time, sentAt, now time.Time) time.Duration {
 	per := func(n int) time.Duration { return time.Duration(float64(w) / float64(max(n, 1))) }
 	if !s.win.Equal(l.Reset) {
 		return per(int(l.Quota))
 	}
-	if measured {
-		if d, ok := s.weighed(w, l.Quota, turnAt, sentAt, now); ok {
+	if !weighAt.IsZero() {
+		most := l.Quota - 1 + s.lenient(float64(s.prevN), w, weighAt.Sub(l.Reset))
+		if d, ok := s.weighed(w, l.Quota, most, weighAt, sentAt, now); ok {
 			return d
 		}
 	}
@@ -331,32 +483,33 @@ func (m *Memory) isSliding(key string) bool {
 
 // weighed returns how long from now until this client's own counts,
 // weighed as a sliding window counter weighs them (the last window's by
-// how much of it a window ending then covers, and this one's), come to a
-// quota less one, and whether they explain an answer of 0 left: at its
-// request they weighed more than a quota less one. The window ends at
-// turnAt, a window after it began. An answer of 0 left says they weigh
-// more than a quota less one, so prev is above nothing where the unit
-// comes back within this window.
-func (s *slideState) weighed(w time.Duration, quota float64, turnAt, sentAt, now time.Time) (time.Duration, bool) {
+// how much of it a window ending then covers, and this one's), come to
+// most (a quota less one, and the counter's leniency), and whether they
+// explain an answer of 0 left: at its request they weighed more than a
+// quota less one less the leniency. The window ends at turnAt, a window
+// after it began.
+func (s *slideState) weighed(w time.Duration, quota, most float64, turnAt, sentAt, now time.Time) (time.Duration, bool) {
 	prev, cur := float64(s.prevN), float64(s.n)
 	start := turnAt.Add(-w)
 	weigh := func(t time.Time) float64 {
 		x := min(max(float64(t.Sub(start))/float64(w), 0), 1)
 		return prev*(1-x) + cur
 	}
-	if weigh(sentAt) <= quota-1 {
+	if weigh(sentAt) <= quota-1-(most-(quota-1)) {
 		// Other clients count too (or the window is not where it is
 		// taken to be): a unit of this one's is no unit back.
 		return 0, false
 	}
-	var at time.Time
+	at := now
 	switch {
-	case cur <= quota-1:
+	case cur <= most && prev <= 0:
+		// Nothing to slide out, and room already.
+	case cur <= most:
 		// Within this window, as the last one slides out.
-		at = start.Add(time.Duration(math.Ceil(float64(w) * (1 - (quota-1-cur)/prev))))
+		at = start.Add(time.Duration(math.Ceil(float64(w) * (1 - (most-cur)/prev))))
 	default:
 		// Past the turn, as this one slides out.
-		at = turnAt.Add(time.Duration(math.Ceil(float64(w) * (1 - (quota-1)/cur))))
+		at = turnAt.Add(time.Duration(math.Ceil(float64(w) * (1 - most/cur))))
 	}
 	return max(at.Sub(now), 0), true
 }
