@@ -99,7 +99,13 @@
 //     its quota back settles it as fixed. Such a reset is taken as truncated
 //     once a request sent after it was counted in its window: the window
 //     turns up to a second after it, or no later than the first answer of
-//     a window came, once one has bounded it.
+//     a window came, once one has bounded it. A sliding count's 0 left
+//     blocks until this client's own counts, weighed against the latest
+//     turn answers allow, come to a quota less one, plus the counter's
+//     leniency: what it says is left against what those counts weigh
+//     shows how it rounds its estimate (go-chi/httprate's to the nearest
+//     unit admits below a quota less a half), and an exact one shows
+//     none; a refusal drops it.
 //   - A count no header names (X-RateLimit-* with no scope) is each
 //     endpoint's own until two endpoints' answers in one window say values
 //     left that fill each other's gaps and never repeat each other's, as

@@ -35,7 +35,9 @@
 //     opening with little left) is a sliding window counter's
 //     (go-chi/httprate, Cloudflare): paced a request under its quota per
 //     window, an accepted answer of 0 left blocks only until a unit slides
-//     back (slidingCount). Until a turn shows such a count whole again, a
+//     back (slidingCount): where this client's own counts explain the 0,
+//     until they weigh a quota less one plus the leniency the counter's
+//     answers show (lenientOf: how far below the estimate it rounds). Until a turn shows such a count whole again, a
 //     spent one is tried one steady interval after its turn; windows of up
 //     to two seconds whose resets step a window apart are paced at their
 //     steady rate from their second window.

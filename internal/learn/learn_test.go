@@ -2921,3 +2921,58 @@ func TestSlidingLeniencyFromAnswers(t *testing.T) {
 		})
 	}
 }
+
+// A client that sends as soon as its plans allow (every 100 ms at most,
+// else when a block ends) to a sliding window counter of 10 a second whose
+// windows turn at the resets it states (whole seconds), one that compares
+// its estimate exactly and one that rounds it to the nearest (go-chi/
+// httprate's): refused at most once, in the first windows, and its own
+// counts weighed against a turn an answer soon after one bounds (not the
+// reset and a whole interval past it), with the leniency the answers show:
+// 9 a second of the first (a quota less one, at the turn), 10 of the
+// second.
+func TestSlidingCountBlocksToItsOwnCounts(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, c := range []struct {
+		name   string
+		round  func(float64) float64
+		lo, hi int
+	}{
+		{"exact", func(e float64) float64 { return math.Ceil(e - 1e-9) }, 70, 74},
+		{"nearest", math.Round, 78, 80},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var m Memory
+			r := request()
+			counts := map[int]float64{}
+			accepted, refused := 0, 0
+			for sent := 0; sent < 10000; {
+				win := sent / 1000
+				x := float64(sent%1000) / 1000
+				status, left := 200, 10-1-c.round(counts[win-1]*(1-x)+counts[win])
+				if left < 0 {
+					status, left = 429, 0
+					refused++
+				} else {
+					counts[win]++
+					if sent >= 2000 {
+						accepted++
+					}
+				}
+				l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: left, Reset: ms(1000 * (win + 1)), Dialect: header.XRateLimit, Unit: header.Requests}
+				var p Plan
+				m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
+					Status: status, SentAt: ms(sent), Now: ms(sent + 1)}, &p)
+				next := 100 * time.Millisecond
+				for _, b := range p.Blocks {
+					next = max(next, b.For+time.Millisecond)
+				}
+				sent += int(next / time.Millisecond)
+			}
+			t.Logf("accepted %d in 8 s, %d refused", accepted, refused)
+			if refused > 1 || accepted < c.lo || accepted > c.hi {
+				t.Errorf("accepted %d in 8 s with %d refused, want %d-%d and at most one refused", accepted, refused, c.lo, c.hi)
+			}
+		})
+	}
+}
