@@ -37,10 +37,11 @@
 //     window, an accepted answer of 0 left blocks only until a unit slides
 //     back (slidingCount): where this client's own counts explain the 0,
 //     until they weigh a quota less one plus the leniency the counter's
-//     answers show (lenientOf: how far below the estimate it rounds). Until a turn shows such a count whole again, a
-//     spent one is tried one steady interval after its turn; windows of up
-//     to two seconds whose resets step a window apart are paced at their
-//     steady rate from their second window.
+//     answers show (lenientOf: how far below the estimate it rounds).
+//     Until a turn shows such a count whole again, a spent one is tried
+//     one steady interval after its turn; windows of up to two seconds
+//     whose resets step a window apart are paced at their steady rate
+//     from their second window.
 //   - A count with a reset and no window stated whose answers rise twice
 //     within half its longest reset (a token bucket's or GCRA's, whose
 //     reset says when it is full, rounded up: throttled/throttled's 1 for
