@@ -1120,7 +1120,12 @@ func (m *Memory) limitScope(r *Request, l *header.Limit, status int, sentAt, now
 		// it had joined it.
 		if m.isSliding(r.ScopeKey(r.UnknownScope)) {
 			// A sliding count says values again as they slide back: the
-			// gaps its values leave say nothing of another endpoint.
+			// gaps its values leave say nothing of another endpoint; its
+			// drops do (sharedSliding).
+			if n := m.sharedSliding(r.Tenant, r.Endpoint, l, status, now); n != "" {
+				key = scope.Limit(r.Tenant, n)
+				return key, SubScope{Key: key, Name: n}
+			}
 			return r.ScopeKey(r.UnknownScope), SubScope{}
 		}
 		if n := m.sharedUnnamed(r.Tenant, r.Endpoint, l, status, sentAt, now); n != "" {

@@ -2033,12 +2033,14 @@ func TestPlanSharedUnnamedCount(t *testing.T) {
 	}
 
 	// A count that slides (an answer to a later request said as much left)
-	// says values again as they slide back: its gaps say nothing.
+	// says values again as they slide back: its gaps say nothing, where
+	// its drops (sharedSliding) do not show the other's requests counted
+	// in it (/x's fall by two a request before /y sends at all).
 	var sliding Memory
 	answer(&sliding, "/x", 9, 1)
 	answer(&sliding, "/x", 9, 1)
-	for i, v := range []float64{9, 8, 7, 6, 5, 4, 3, 2} {
-		answer(&sliding, []string{"/x", "/y"}[i%2], v, 2)
+	for _, v := range []float64{9, 7, 5, 3, 8, 6, 4, 2} {
+		answer(&sliding, map[bool]string{true: "/x", false: "/y"}[int(v)%2 == 1], v, 2)
 	}
 	answer(&sliding, "/x", 9, 3)
 	answer(&sliding, "/y", 8, 3)
@@ -2972,6 +2974,90 @@ func TestSlidingCountBlocksToItsOwnCounts(t *testing.T) {
 			t.Logf("accepted %d in 8 s, %d refused", accepted, refused)
 			if refused > 1 || accepted < c.lo || accepted > c.hi {
 				t.Errorf("accepted %d in 8 s with %d refused, want %d-%d and at most one refused", accepted, refused, c.lo, c.hi)
+			}
+		})
+	}
+}
+
+// Two endpoints of a tenant, one alone for 2 s and then both, each sending
+// every 40 ms or when a block its plan sets ends, to a sliding window counter of 20 a second that
+// states no scope (go-chi/httprate's, compared to the nearest unit): one
+// counter they share, and a counter each. The first's count is known to
+// slide from its own answers before the other sends, so the values it says
+// (which repeat as units slide back) tell nothing; the shared counter's
+// drops past its own requests, which the other's explain, make the pair
+// one counter within about a second of both sending, for good. The
+// endpoints with counters of their own, whose drops never pass their own,
+// are never joined.
+func TestSlidingCountSharedFromItsDrops(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, shared := range []bool{true, false} {
+		t.Run(fmt.Sprintf("shared %v", shared), func(t *testing.T) {
+			var m Memory
+			eps := [2]*Request{request(), request()}
+			eps[1].Endpoint = "https://api.test GET /v1/other"
+			counts := map[string]map[int]float64{}
+			joined, late, lateJoined := -1, 0, 0
+			next := [2]int{0, 2000} // each endpoint's next send, in ms
+			for {
+				i := 0
+				if next[1] < next[0] {
+					i = 1
+				}
+				sent := next[i]
+				if sent >= 10000 {
+					break
+				}
+				r := eps[i]
+				key := r.Endpoint
+				if shared {
+					key = "one"
+				}
+				if counts[key] == nil {
+					counts[key] = map[int]float64{}
+				}
+				c := counts[key]
+				win := sent / 1000
+				x := float64(sent%1000) / 1000
+				status, left := 200, 20-1-math.Round(c[win-1]*(1-x)+c[win])
+				if left < 0 {
+					status, left = 429, 0
+				} else {
+					c[win]++
+				}
+				l := header.Limit{Known: header.HasQuota | rr, Quota: 20, Remaining: left, Reset: ms(1000 * (win + 1)), Dialect: header.XRateLimit, Unit: header.Requests}
+				var p Plan
+				m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
+					Status: status, SentAt: ms(sent), Now: ms(sent + 1)}, &p)
+				if len(p.joins) > 0 && joined < 0 {
+					joined = sent
+				}
+				if sent >= 6000 {
+					late++
+					if len(p.joins) > 0 {
+						lateJoined++
+					}
+				}
+				// Every 40 ms, or when a block the plan sets ends; the
+				// first endpoint alone until 2 s, when the second starts.
+				wait := 40 * time.Millisecond
+				for _, b := range p.Blocks {
+					wait = max(wait, b.For+time.Millisecond)
+				}
+				next[i] = sent + int(wait/time.Millisecond)
+				if i == 0 && sent < 2000 {
+					next[1] = 2000
+				}
+			}
+			t.Logf("joined first at %d ms; %d of the last 4 s's %d answers joined", joined, lateJoined, late)
+			switch {
+			case shared && (joined < 2000 || joined > 3500 || lateJoined != late):
+				t.Errorf("one counter: joined first at %d ms, %d of the last %d answers; want within 1.5 s of 2 s, and all", joined, lateJoined, late)
+			case !shared && joined >= 0:
+				t.Errorf("a counter each: joined at %d ms, want never", joined)
+			}
+			if !m.isSliding(eps[0].Endpoint) {
+				t.Errorf("%s: not taken to slide", eps[0].Endpoint)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -83,6 +84,18 @@ type peer struct {
 	// one's in the window that resets at earlyOf, before it turned.
 	early   []string
 	earlyOf time.Time
+	// A sliding count's drops (sharedSliding): the last accepted answer's
+	// value left, its window, and its place in the kind's sequence of
+	// accepted answers; the places of the last accepted answers (a ring,
+	// the n-th at n mod its length); and, per other endpoint, the drops
+	// it alone explained.
+	slides    bool // its count was taken to slide (sharedSliding)
+	dropLeft  float64
+	dropReset time.Time
+	dropSeq   uint64
+	seqs      [32]uint64
+	nseq      int
+	drops     map[string]int
 }
 
 // pairRun is how many windows in a row two endpoints' values filled each
@@ -97,6 +110,7 @@ type pairRun struct {
 type peerState struct {
 	name  string // the shared scope's name
 	peers []*peer
+	seq   uint64 // accepted answers of the kind's sliding counts (sharedSliding)
 }
 
 // sharedUnnamed records an endpoint's answer of a count no header names
@@ -112,6 +126,40 @@ func (m *Memory) sharedUnnamed(tenant, endpoint string, l *header.Limit, status 
 	quota := int(l.Quota)
 	m.lock()
 	defer m.mu.Unlock()
+	st, p := m.peerOfLocked(tenant, endpoint, l, quota)
+	p.at = now
+	if status < 400 && l.Remaining == math.Trunc(l.Remaining) {
+		// In the sequence that a sliding count's drops are read against
+		// (sharedSliding): another endpoint's may slide though this one's
+		// is not known to yet.
+		st.seq++
+		p.accepted(st.seq, l)
+	}
+	switch {
+	case l.Reset.Equal(p.cur.reset):
+	case l.Reset.After(p.cur.reset):
+		p.old, p.cur = p.cur, p.old
+		p.cur.start(l.Reset, quota)
+		st.judge(p)
+	case l.Reset.Equal(p.old.reset):
+	default:
+		return st.sharedOf(p) // an answer of a window long gone
+	}
+	if v := int(l.Remaining); status < 400 && v > 0 && v < quota && float64(v) == l.Remaining {
+		if l.Reset.Equal(p.cur.reset) {
+			p.cur.add(v)
+			st.early(p)
+		} else {
+			p.old.add(v)
+		}
+	}
+	return st.sharedOf(p)
+}
+
+// peerOfLocked returns the kind of count an answer of endpoint's with l
+// is, and the endpoint's entry in it, made where there is none; m.mu is
+// held.
+func (m *Memory) peerOfLocked(tenant, endpoint string, l *header.Limit, quota int) (*peerState, *peer) {
 	k := peerKind{tenant, l.Dialect, l.Quota}
 	st := m.peers[k]
 	if st == nil {
@@ -135,33 +183,103 @@ func (m *Memory) sharedUnnamed(tenant, endpoint string, l *header.Limit, status 
 			for _, q := range st.peers {
 				delete(q.runs, old.endpoint)
 				delete(q.shared, old.endpoint)
+				delete(q.drops, old.endpoint)
 			}
 		}
-		p = &peer{endpoint: endpoint, runs: map[string]pairRun{}, shared: map[string]bool{}}
+		p = &peer{endpoint: endpoint, runs: map[string]pairRun{}, shared: map[string]bool{}, drops: map[string]int{}}
 		p.cur.start(l.Reset, quota)
 		p.old.start(time.Time{}, quota)
 		st.peers = append(st.peers, p)
 	}
-	p.at = now
-	switch {
-	case l.Reset.Equal(p.cur.reset):
-	case l.Reset.After(p.cur.reset):
-		p.old, p.cur = p.cur, p.old
-		p.cur.start(l.Reset, quota)
-		st.judge(p)
-	case l.Reset.Equal(p.old.reset):
-	default:
-		return st.sharedOf(p) // an answer of a window long gone
+	return st, p
+}
+
+// A sliding count says values again as units slide back, so the values
+// two endpoints say tell nothing of whether they count one counter down
+// (sharedUnnamed's evidence). Its drops do: between two accepted answers
+// of an endpoint in one window, a counter of its own falls by the
+// endpoint's own requests answered meanwhile, less what slid back (and,
+// rounded, by no more: a rounding moves the difference of two estimates
+// by less than one); a counter it shares with another endpoint falls by
+// that endpoint's requests too. A fall past the endpoint's own, where one
+// other endpoint alone sent meanwhile, as many or more, is that
+// endpoint's: dropVotes of them make the two one counter, which lasts
+// (values, and drops at a steady pace, where as much slides back as both
+// send, say nothing against it). Answers are taken in the order they
+// came, as the server counted them.
+const dropVotes = 3
+
+// sharedSliding records an accepted answer (status) of an endpoint's
+// sliding count no header names and returns the name of the counter it
+// shares with another endpoint, or "" when none is known.
+func (m *Memory) sharedSliding(tenant, endpoint string, l *header.Limit, status int, now time.Time) string {
+	if !l.Has(header.HasQuota|header.HasRemaining|header.HasReset) || l.Quota < 2 || l.Quota > peerQuota ||
+		!AbsoluteReset(l.Dialect) || l.Has(header.ResetIsDelay) || FullReset(l.Dialect) {
+		return ""
 	}
-	if v := int(l.Remaining); status < 400 && v > 0 && v < quota && float64(v) == l.Remaining {
-		if l.Reset.Equal(p.cur.reset) {
-			p.cur.add(v)
-			st.early(p)
-		} else {
-			p.old.add(v)
+	m.lock()
+	defer m.mu.Unlock()
+	st, p := m.peerOfLocked(tenant, endpoint, l, int(l.Quota))
+	p.at, p.slides = now, true
+	if status >= 400 || l.Remaining != math.Trunc(l.Remaining) {
+		return st.sharedOf(p)
+	}
+	st.seq++
+	seq := st.seq
+	if p.dropSeq > 0 && l.Reset.Equal(p.dropReset) {
+		// Accepted answers since the last one: the endpoint's own (this
+		// one too), and one other endpoint's.
+		own, ok := p.since(p.dropSeq)
+		var other *peer
+		k := 0
+		for _, q := range st.peers {
+			if q == p {
+				continue
+			}
+			n, qok := q.since(p.dropSeq)
+			ok = ok && qok
+			if n > 0 {
+				if other != nil {
+					other = nil // two others sent: no telling whose
+					k = -1
+					break
+				}
+				other, k = q, n
+			}
+		}
+		if excess := int(p.dropLeft-l.Remaining) - (own + 1); ok && other != nil && excess >= 1 && k >= excess {
+			n := p.drops[other.endpoint] + 1
+			p.drops[other.endpoint], other.drops[p.endpoint] = n, n
+			if n >= dropVotes {
+				p.shared[other.endpoint], other.shared[p.endpoint] = true, true
+			}
 		}
 	}
+	p.accepted(seq, l)
 	return st.sharedOf(p)
+}
+
+// accepted records an accepted answer of p's, with l, at place seq in its
+// kind's sequence.
+func (p *peer) accepted(seq uint64, l *header.Limit) {
+	p.seqs[p.nseq%len(p.seqs)] = seq
+	p.nseq++
+	p.dropLeft, p.dropReset, p.dropSeq = l.Remaining, l.Reset, seq
+}
+
+// since returns how many of p's accepted answers came after the one at
+// place seq in its kind's sequence, and whether its ring reaches back
+// that far.
+func (p *peer) since(seq uint64) (int, bool) {
+	k := min(p.nseq, len(p.seqs))
+	n := 0
+	for i := 1; i <= k; i++ {
+		if p.seqs[(p.nseq-i)%len(p.seqs)] <= seq {
+			return n, true
+		}
+		n++
+	}
+	return n, p.nseq <= len(p.seqs)
 }
 
 // earlyValues is how many values each of two endpoints must have said, in
@@ -251,6 +369,8 @@ func (st *peerState) judge(p *peer) {
 		// not: one counter, in a single window.
 		whole := same == 0 && neither == 0 && mine >= 2 && filled >= 2
 		switch {
+		case same > 0 && (p.slides || q.slides):
+			// A sliding count says values again as units slide back.
 		case same > 0:
 			// A value both said: two counters.
 			delete(p.runs, q.endpoint)
