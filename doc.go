@@ -115,7 +115,12 @@
 //     learned of the window, and parts when a window shows a value said by
 //     both. Before the window turns, an answer saying the count is spent
 //     holds the endpoints whose values so far in it already show one
-//     counter with its endpoint's (three or more each).
+//     counter with its endpoint's (three or more each). A sliding count
+//     says values again as units slide back, so its values say nothing;
+//     its drops do: between two of an endpoint's answers its own counter
+//     falls by no more than the endpoint's own requests, and a fall past
+//     them that one other endpoint's requests meanwhile explain, three
+//     times, makes the two one counter.
 //
 // # The pipeline
 //

@@ -59,7 +59,10 @@
 //     window it was spent) and held to its bound (singleWait).
 //   - A count no header names is the endpoint's own until its values and
 //     another endpoint's, in one window, fill each other's gaps and never
-//     repeat each other's (sharedUnnamed): one counter, the tenant's.
+//     repeat each other's (sharedUnnamed): one counter, the tenant's. A
+//     sliding count's values repeat as units slide back; its drops past
+//     an endpoint's own requests, which one other endpoint's explain,
+//     show it shared (sharedSliding).
 //   - Several policies on one scope all hold: the slowest rate wins.
 //   - What a short window's count says is left may be spent at once, less
 //     a reserve for the requests in flight against it, where its scope is
