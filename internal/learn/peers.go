@@ -30,8 +30,9 @@ import (
 // (TestFindingUnnamedSharedCounter).
 //
 // Memory: at most peerKinds kinds, each of at most peersMax endpoints, each
-// with two windows of a bit per value of a quota of at most peerQuota:
-// about 2 MB at most, 160 bytes an endpoint for a quota of 100.
+// with two windows of a bit per value of a quota of at most peerQuota and
+// the places of its last 32 accepted answers (sharedSliding): about 2.6 MB
+// at most, about 450 bytes an endpoint for a quota of 100.
 const (
 	peerWindows = 2    // windows that pair two endpoints
 	peersMax    = 8    // endpoints a kind of count remembers
