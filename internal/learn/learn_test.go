@@ -2884,11 +2884,15 @@ func TestSlidingLeniencyFromAnswers(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		round  func(float64) float64
-		lo, hi float64 // the leniency wanted, lo < λ <= hi
+		admit  func(float64) float64 // how it rounds to admit, where not as it reports
+		lo, hi float64               // the leniency wanted, lo < λ <= hi
 	}{
-		{"exact", math.Ceil, -1, 0},
-		{"nearest", math.Round, 0.3, 0.5},
-		{"floor", math.Floor, 0.6, 1},
+		{"exact", math.Ceil, nil, -1, 0},
+		{"nearest", math.Round, nil, 0.3, 0.5},
+		{"floor", math.Floor, nil, 0.6, 1},
+		// Its reports show a leniency its admissions do not have: refused
+		// with it twice, it is taken from them no more.
+		{"reports nearest, admits exactly", math.Round, math.Ceil, -1, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var m Memory
@@ -2900,6 +2904,9 @@ func TestSlidingLeniencyFromAnswers(t *testing.T) {
 				x := float64(sent%1000) / 1000
 				est := counts[win-1]*(1-x) + counts[win]
 				status, left := 200, 10-1-c.round(est)
+				if c.admit != nil && 10-1-c.admit(est) < 0 {
+					left = -1
+				}
 				if left < 0 {
 					status, left = 429, 0
 					refused++

@@ -84,6 +84,10 @@ type slideState struct {
 	// entry for each of the last few counts of a last window it was
 	// seen with.
 	lens [4]lenEvidence
+	// lensWrong counts refusals that came while the evidence showed a
+	// leniency: at lensWrongMax, the counter's answers are taken to say
+	// nothing of how it admits, and no leniency is taken from them again.
+	lensWrong int
 }
 
 // The leniency of a sliding count. Counters round their estimate before
@@ -104,7 +108,8 @@ type slideState struct {
 // the counter's rounding lowers an estimate, and the counter admits any
 // estimate up to a quota less one plus that much (a rounding that lowers
 // by up to t rounds at t). It stays 0 for a counter that compares
-// exactly, and goes back to 0 at a refusal.
+// exactly, and goes back to 0 at a refusal; after lensWrongMax refusals
+// with some shown, for good.
 //
 // Where the window turns is known only within bounds (a turn after every
 // request its window counted, lowTurn; no later than a window after its
@@ -120,8 +125,13 @@ type lenEvidence struct {
 }
 
 // lenientMax bounds the leniency taken from evidence: no counter rounds a
-// whole unit away.
-const lenientMax = 0.95
+// whole unit away. lensWrongMax is how many refusals that came while the
+// evidence showed a leniency (a counter that reports its count rounded
+// one way and admits by another) turn it off for good.
+const (
+	lenientMax   = 0.95
+	lensWrongMax = 2
+)
 
 // lenientOf records what an accepted answer of the window that ends at
 // s.win, of a request sent at sentAt and answered now, shows of the
@@ -170,7 +180,7 @@ func (s *slideState) lenientOf(w time.Duration, l *header.Limit, sentAt, now tim
 // admit, for a window whose last one counted prev of this client's, and
 // whose turn is weighed at its reset and at.
 func (s *slideState) lenient(prev float64, w time.Duration, at time.Duration) float64 {
-	if !s.lowSet || !s.hiSet || w <= 0 {
+	if !s.lowSet || !s.hiSet || w <= 0 || s.lensWrong >= lensWrongMax {
 		return 0
 	}
 	lo, hi := float64(s.lowTurn)/float64(w), float64(at)/float64(w)
@@ -253,6 +263,15 @@ func (m *Memory) slidingCount(key string, l *header.Limit, status int, sentAt, n
 	s, seen := entry(&m.slides, key)
 	lastReset := s.reset
 	if status == 429 {
+		for _, ev := range s.lens {
+			if ev.prev > 0 {
+				// Refused with a leniency shown: its reports and its
+				// admissions may round alike after all (a refusal from
+				// another client's requests), or not.
+				s.lensWrong++
+				break
+			}
+		}
 		s.lens = [len(s.lens)]lenEvidence{}
 	}
 	switch {
