@@ -468,9 +468,13 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 	r, obs, now, u := in.Req, in.Obs, in.Now, &p.Update
 	first := len(u.Rates)
+	sharedKey := "" // a count no header names that the endpoint shares
 	for i := range obs.Limits {
 		l := &obs.Limits[i]
 		key, sub := m.limitScope(r, l, in.Status, in.SentAt, now)
+		if sub.Key != "" && strings.HasPrefix(sub.Name, "~") && key != r.ScopeKey(r.UnknownScope) {
+			sharedKey = key
+		}
 		switch {
 		case sub.Key == "" && sub.Name != "":
 			p.leaves = append(p.leaves, sub.Name)
@@ -838,6 +842,20 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			}
 		}
 		mergeRate(u, first, ru)
+	}
+	if sharedKey != "" {
+		// A count no header names, found shared: the endpoint's own scope,
+		// which paced it while the count was taken for the endpoint's
+		// alone, goes no slower than the counter now (a window read from
+		// its own answers as two seconds, one skipped after a refusal's
+		// wait, held two routes on one httprate limiter at two thirds of
+		// it).
+		for i := first; i < len(u.Rates); i++ {
+			if ru := u.Rates[i]; ru.Key == sharedKey && ru.Rate > 0 {
+				mergeRate(u, first, store.RateUpdate{Key: r.ScopeKey(r.UnknownScope), Rate: ru.Rate, Burst: ru.Burst, TTL: ru.TTL})
+				break
+			}
+		}
 	}
 	// Leave out rates that only repeat what this process told the store a
 	// moment ago: with a Redis store each update is a round trip.

@@ -3069,3 +3069,54 @@ func TestSlidingCountSharedFromItsDrops(t *testing.T) {
 		})
 	}
 }
+
+// Two endpoints on one fixed window of 20 a second that states no scope:
+// the first alone in the first window, then nobody for a window, then both,
+// one request every 20 ms between them. What each endpoint's own scope was
+// paced at while the count was taken for its own (the second's at 3 a
+// second, from a window it found nearly spent by the first) is no limit of
+// its own: once the pair is found to share the counter, each goes no slower
+// than the counter (such a pace held two routes on one httprate limiter at
+// two thirds of it).
+func TestSharedCountLiftsTheEndpointsOwnPace(t *testing.T) {
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	var m Memory
+	eps := [2]*Request{request(), request()}
+	eps[1].Endpoint = "https://api.test GET /v1/other"
+	shared := scope.Limit(eps[0].Tenant, "~x-ratelimit:20")
+	counts := map[int]float64{}
+	told := map[string]float64{}
+	for sent := 0; sent < 6000; sent += 20 {
+		i := (sent / 20) % 2
+		if sent < 2000 && (i == 1 || sent >= 1000) {
+			continue // the first alone for a window, then nobody for one
+		}
+		r := eps[i]
+		win := sent / 1000
+		status, left := 200, 20-1-counts[win]
+		if left < 0 {
+			status, left = 429, 0
+		} else {
+			counts[win]++
+		}
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 20, Remaining: left, Reset: ms(1000 * (win + 1)), Dialect: header.XRateLimit, Unit: header.Requests}
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
+			Status: status, SentAt: ms(sent), Now: ms(sent + 1)}, &p)
+		for _, ru := range p.Update.Rates {
+			if ru.Rate > 0 {
+				told[ru.Key] = ru.Rate
+			}
+		}
+	}
+	t.Logf("told: %v", told)
+	sh := told[shared]
+	if sh == 0 {
+		t.Fatalf("the shared counter's pace never told")
+	}
+	for _, r := range eps {
+		if own := told[r.Endpoint]; own < sh {
+			t.Errorf("%s: its own scope paced at %v, under the counter's %v", r.Endpoint, own, sh)
+		}
+	}
+}
