@@ -120,7 +120,8 @@
 //     its drops do: between two of an endpoint's answers its own counter
 //     falls by no more than the endpoint's own requests, and a fall past
 //     them that one other endpoint's requests meanwhile explain, three
-//     times, makes the two one counter.
+//     times, makes the two one counter, until the two are accepted more
+//     in one window than a quota and one.
 //
 // # The pipeline
 //

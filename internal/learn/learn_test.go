@@ -2998,13 +2998,24 @@ func TestSlidingCountBlocksToItsOwnCounts(t *testing.T) {
 // are never joined.
 func TestSlidingCountSharedFromItsDrops(t *testing.T) {
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	for _, shared := range []bool{true, false} {
-		t.Run(fmt.Sprintf("shared %v", shared), func(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		shared, parts bool
+	}{
+		{"one counter", true, false},
+		{"a counter each", false, false},
+		// One counter for 6 s, then a counter each (the server's
+		// configuration changed): the pair, accepted more than one
+		// counter takes in a window, parts.
+		{"one counter, then two", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			shared := c.shared
 			var m Memory
 			eps := [2]*Request{request(), request()}
 			eps[1].Endpoint = "https://api.test GET /v1/other"
 			counts := map[string]map[int]float64{}
-			joined, late, lateJoined := -1, 0, 0
+			joined, late, lateJoined, partJoined := -1, 0, 0, 0
 			next := [2]int{0, 2000} // each endpoint's next send, in ms
 			for {
 				i := 0
@@ -3017,7 +3028,7 @@ func TestSlidingCountSharedFromItsDrops(t *testing.T) {
 				}
 				r := eps[i]
 				key := r.Endpoint
-				if shared {
+				if shared && !(c.parts && sent >= 6000) {
 					key = "one"
 				}
 				if counts[key] == nil {
@@ -3045,6 +3056,9 @@ func TestSlidingCountSharedFromItsDrops(t *testing.T) {
 						lateJoined++
 					}
 				}
+				if sent >= 8000 && len(p.joins) > 0 {
+					partJoined++
+				}
 				// Every 40 ms, or when a block the plan sets ends; the
 				// first endpoint alone until 2 s, when the second starts.
 				wait := 40 * time.Millisecond
@@ -3056,8 +3070,11 @@ func TestSlidingCountSharedFromItsDrops(t *testing.T) {
 					next[1] = 2000
 				}
 			}
-			t.Logf("joined first at %d ms; %d of the last 4 s's %d answers joined", joined, lateJoined, late)
+			t.Logf("joined first at %d ms; %d of the last 4 s's %d answers joined, %d of the last 2 s's", joined, lateJoined, late, partJoined)
 			switch {
+			case c.parts && (joined < 2000 || joined > 3500 || partJoined > 0):
+				t.Errorf("one counter, then two: joined first at %d ms, %d answers joined in the last 2 s; want within 1.5 s of 2 s, and none", joined, partJoined)
+			case c.parts:
 			case shared && (joined < 2000 || joined > 3500 || lateJoined != late):
 				t.Errorf("one counter: joined first at %d ms, %d of the last %d answers; want within 1.5 s of 2 s, and all", joined, lateJoined, late)
 			case !shared && joined >= 0:

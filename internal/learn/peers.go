@@ -97,6 +97,11 @@ type peer struct {
 	seqs      [32]uint64
 	nseq      int
 	drops     map[string]int
+	// winN counts its accepted answers of the window that resets at
+	// winReset: a pair whose counts in one window add up past a quota and
+	// one counts two counters (sharedSliding).
+	winN     int
+	winReset time.Time
 }
 
 // pairRun is how many windows in a row two endpoints' values filled each
@@ -206,8 +211,9 @@ func (m *Memory) peerOfLocked(tenant, endpoint string, l *header.Limit, quota in
 // other endpoint alone sent meanwhile, as many or more, is that
 // endpoint's: dropVotes of them make the two one counter, which lasts
 // (values, and drops at a steady pace, where as much slides back as both
-// send, say nothing against it). Answers are taken in the order they
-// came, as the server counted them.
+// send, say nothing against it) until the two are accepted more than a
+// quota and one in one window, which one counter never takes. Answers are
+// taken in the order they came, as the server counted them.
 const dropVotes = 3
 
 // sharedSliding records an accepted answer (status) of an endpoint's
@@ -257,6 +263,17 @@ func (m *Memory) sharedSliding(tenant, endpoint string, l *header.Limit, status 
 		}
 	}
 	p.accepted(seq, l)
+	for _, q := range st.peers {
+		if q != p && p.shared[q.endpoint] && q.winReset.Equal(p.winReset) && float64(p.winN+q.winN) > l.Quota+1 {
+			// More taken in one window than one counter takes (a sliding
+			// counter's estimate holds all of this window's, and it
+			// rounds by less than one): two counters after all.
+			delete(p.shared, q.endpoint)
+			delete(q.shared, p.endpoint)
+			delete(p.drops, q.endpoint)
+			delete(q.drops, p.endpoint)
+		}
+	}
 	return st.sharedOf(p)
 }
 
@@ -266,6 +283,12 @@ func (p *peer) accepted(seq uint64, l *header.Limit) {
 	p.seqs[p.nseq%len(p.seqs)] = seq
 	p.nseq++
 	p.dropLeft, p.dropReset, p.dropSeq = l.Remaining, l.Reset, seq
+	switch {
+	case l.Reset.Equal(p.winReset):
+		p.winN++
+	case l.Reset.After(p.winReset):
+		p.winReset, p.winN = l.Reset, 1
+	}
 }
 
 // since returns how many of p's accepted answers came after the one at
