@@ -468,12 +468,12 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 	r, obs, now, u := in.Req, in.Obs, in.Now, &p.Update
 	first := len(u.Rates)
-	sharedKey := "" // a count no header names that the endpoint shares
+	sharedKey, sharedQuota := "", 0.0 // a count no header names that the endpoint shares
 	for i := range obs.Limits {
 		l := &obs.Limits[i]
 		key, sub := m.limitScope(r, l, in.Status, in.SentAt, now)
 		if sub.Key != "" && strings.HasPrefix(sub.Name, "~") && key != r.ScopeKey(r.UnknownScope) {
-			sharedKey = key
+			sharedKey, sharedQuota = key, l.Quota
 		}
 		switch {
 		case sub.Key == "" && sub.Name != "":
@@ -846,13 +846,17 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 	if sharedKey != "" {
 		// A count no header names, found shared: the endpoint's own scope,
 		// which paced it while the count was taken for the endpoint's
-		// alone, goes no slower than the counter now (a window read from
-		// its own answers as two seconds, one skipped after a refusal's
-		// wait, held two routes on one httprate limiter at two thirds of
-		// it).
+		// alone, is no limit of its own now (a window read from its own
+		// answers as two seconds, one skipped after a refusal's wait, held
+		// two routes on one httprate limiter at two thirds of it). It goes
+		// no slower than the counter can ever go, its whole quota a
+		// second: not the counter's pace of the moment, which the
+		// counter's own scope follows (copied while a window's last units
+		// were spread thin, it held a route's requests on turns booked a
+		// minute ahead once the window turned).
 		for i := first; i < len(u.Rates); i++ {
 			if ru := u.Rates[i]; ru.Key == sharedKey && ru.Rate > 0 {
-				mergeRate(u, first, store.RateUpdate{Key: r.ScopeKey(r.UnknownScope), Rate: ru.Rate, Burst: ru.Burst, TTL: ru.TTL})
+				mergeRate(u, first, store.RateUpdate{Key: r.ScopeKey(r.UnknownScope), Rate: max(ru.Rate, sharedQuota), Burst: max(ru.Burst, sharedQuota), TTL: ru.TTL})
 				break
 			}
 		}

@@ -3093,8 +3093,10 @@ func TestSlidingCountSharedFromItsDrops(t *testing.T) {
 // paced at while the count was taken for its own (the second's at 3 a
 // second, from a window it found nearly spent by the first) is no limit of
 // its own: once the pair is found to share the counter, each goes no slower
-// than the counter (such a pace held two routes on one httprate limiter at
-// two thirds of it).
+// than the counter can ever go, its quota a second (such a pace held two
+// routes on one httprate limiter at two thirds of it; the counter's pace of
+// the moment, copied while a window's last units were spread thin, held a
+// route on turns booked a minute ahead).
 func TestSharedCountLiftsTheEndpointsOwnPace(t *testing.T) {
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	var m Memory
@@ -3132,8 +3134,8 @@ func TestSharedCountLiftsTheEndpointsOwnPace(t *testing.T) {
 		t.Fatalf("the shared counter's pace never told")
 	}
 	for _, r := range eps {
-		if own := told[r.Endpoint]; own < sh {
-			t.Errorf("%s: its own scope paced at %v, under the counter's %v", r.Endpoint, own, sh)
+		if own := told[r.Endpoint]; own < sh || own < 20 {
+			t.Errorf("%s: its own scope paced at %v, under the counter's %v or its whole quota a second", r.Endpoint, own, sh)
 		}
 	}
 }
