@@ -2872,6 +2872,53 @@ func TestCutCeilingFromTheCycleBetweenRefusals(t *testing.T) {
 	}
 }
 
+// secondCounter is a window counter of quota a second, its windows turning
+// on whole seconds, that states X-RateLimit-* with the reset as the
+// window's end: a sliding window counter (go-chi/httprate's kind) where
+// slide is set, which weighs the last window by how much of it a window
+// ending now covers, else a fixed one. It rounds its estimate with report
+// for what it says is left, and admits where what that leaves is not below
+// zero (rounded with admit instead, where set).
+type secondCounter struct {
+	quota         float64
+	slide         bool
+	report, admit func(float64) float64
+	counts        map[int]float64 // accepted per window
+}
+
+// answer answers a request sent at sent ms, counting it where admitted:
+// its status, and the limit its headers state.
+func (c *secondCounter) answer(sent int) (int, header.Limit) {
+	if c.counts == nil {
+		c.counts = map[int]float64{}
+	}
+	win := sent / 1000
+	est := c.counts[win]
+	if c.slide {
+		est += c.counts[win-1] * (1 - float64(sent%1000)/1000)
+	}
+	status, left := 200, c.quota-1-c.report(est)
+	if c.admit != nil && c.quota-1-c.admit(est) < 0 {
+		left = -1
+	}
+	if left < 0 {
+		status, left = 429, 0
+	} else {
+		c.counts[win]++
+	}
+	return status, header.Limit{Known: header.HasQuota | rr, Quota: c.quota, Remaining: left,
+		Reset: t0.Add(time.Duration(win+1) * time.Second), Dialect: header.XRateLimit, Unit: header.Requests}
+}
+
+// planAnswer plans r's answer with status and l, to a request sent at sent
+// ms and answered a millisecond later.
+func planAnswer(m *Memory, r *Request, sent, status int, l header.Limit) Plan {
+	var p Plan
+	m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
+		Status: status, SentAt: t0.Add(time.Duration(sent) * time.Millisecond), Now: t0.Add(time.Duration(sent+1) * time.Millisecond)}, &p)
+	return p
+}
+
 // A sliding window counter's leniency, from its answers: a client sends
 // every 103 ms for 6 s to a counter of 10 a second whose windows turn on
 // whole seconds, and which rounds its estimate up (compares it exactly: the
@@ -2880,7 +2927,6 @@ func TestCutCeilingFromTheCycleBetweenRefusals(t *testing.T) {
 // quota, and says what that leaves. Only the counters that round below the
 // estimate show a leniency, and none more than they have.
 func TestSlidingLeniencyFromAnswers(t *testing.T) {
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	for _, c := range []struct {
 		name   string
 		round  func(float64) float64
@@ -2897,26 +2943,14 @@ func TestSlidingLeniencyFromAnswers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var m Memory
 			r := request()
-			counts := map[int]float64{} // accepted per window (second)
+			counter := secondCounter{quota: 10, slide: true, report: c.round, admit: c.admit}
 			refused := 0
 			for sent := 0; sent < 6000; sent += 103 {
-				win := sent / 1000
-				x := float64(sent%1000) / 1000
-				est := counts[win-1]*(1-x) + counts[win]
-				status, left := 200, 10-1-c.round(est)
-				if c.admit != nil && 10-1-c.admit(est) < 0 {
-					left = -1
-				}
-				if left < 0 {
-					status, left = 429, 0
+				status, l := counter.answer(sent)
+				if status == 429 {
 					refused++
-				} else {
-					counts[win]++
 				}
-				l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: left, Reset: ms(1000 * (win + 1)), Dialect: header.XRateLimit, Unit: header.Requests}
-				var p Plan
-				m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
-					Status: status, SentAt: ms(sent), Now: ms(sent + 1)}, &p)
+				planAnswer(&m, r, sent, status, l)
 			}
 			s := m.slides[r.Endpoint]
 			if s == nil || s.votes < slideVotes {
@@ -2941,7 +2975,6 @@ func TestSlidingLeniencyFromAnswers(t *testing.T) {
 // 9 a second of the first (a quota less one, at the turn), 10 of the
 // second.
 func TestSlidingCountBlocksToItsOwnCounts(t *testing.T) {
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	for _, c := range []struct {
 		name   string
 		round  func(float64) float64
@@ -2953,25 +2986,17 @@ func TestSlidingCountBlocksToItsOwnCounts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var m Memory
 			r := request()
-			counts := map[int]float64{}
+			counter := secondCounter{quota: 10, slide: true, report: c.round}
 			accepted, refused := 0, 0
 			for sent := 0; sent < 10000; {
-				win := sent / 1000
-				x := float64(sent%1000) / 1000
-				status, left := 200, 10-1-c.round(counts[win-1]*(1-x)+counts[win])
-				if left < 0 {
-					status, left = 429, 0
+				status, l := counter.answer(sent)
+				switch {
+				case status == 429:
 					refused++
-				} else {
-					counts[win]++
-					if sent >= 2000 {
-						accepted++
-					}
+				case sent >= 2000:
+					accepted++
 				}
-				l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: left, Reset: ms(1000 * (win + 1)), Dialect: header.XRateLimit, Unit: header.Requests}
-				var p Plan
-				m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
-					Status: status, SentAt: ms(sent), Now: ms(sent + 1)}, &p)
+				p := planAnswer(&m, r, sent, status, l)
 				next := 100 * time.Millisecond
 				for _, b := range p.Blocks {
 					next = max(next, b.For+time.Millisecond)
@@ -2997,7 +3022,6 @@ func TestSlidingCountBlocksToItsOwnCounts(t *testing.T) {
 // endpoints with counters of their own, whose drops never pass their own,
 // are never joined.
 func TestSlidingCountSharedFromItsDrops(t *testing.T) {
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	for _, c := range []struct {
 		name          string
 		shared, parts bool
@@ -3014,7 +3038,7 @@ func TestSlidingCountSharedFromItsDrops(t *testing.T) {
 			var m Memory
 			eps := [2]*Request{request(), request()}
 			eps[1].Endpoint = "https://api.test GET /v1/other"
-			counts := map[string]map[int]float64{}
+			counters := map[string]*secondCounter{}
 			joined, late, lateJoined, partJoined := -1, 0, 0, 0
 			next := [2]int{0, 2000} // each endpoint's next send, in ms
 			for {
@@ -3031,22 +3055,11 @@ func TestSlidingCountSharedFromItsDrops(t *testing.T) {
 				if shared && !(c.parts && sent >= 6000) {
 					key = "one"
 				}
-				if counts[key] == nil {
-					counts[key] = map[int]float64{}
+				if counters[key] == nil {
+					counters[key] = &secondCounter{quota: 20, slide: true, report: math.Round}
 				}
-				c := counts[key]
-				win := sent / 1000
-				x := float64(sent%1000) / 1000
-				status, left := 200, 20-1-math.Round(c[win-1]*(1-x)+c[win])
-				if left < 0 {
-					status, left = 429, 0
-				} else {
-					c[win]++
-				}
-				l := header.Limit{Known: header.HasQuota | rr, Quota: 20, Remaining: left, Reset: ms(1000 * (win + 1)), Dialect: header.XRateLimit, Unit: header.Requests}
-				var p Plan
-				m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
-					Status: status, SentAt: ms(sent), Now: ms(sent + 1)}, &p)
+				status, l := counters[key].answer(sent)
+				p := planAnswer(&m, r, sent, status, l)
 				if len(p.joins) > 0 && joined < 0 {
 					joined = sent
 				}
@@ -3098,30 +3111,19 @@ func TestSlidingCountSharedFromItsDrops(t *testing.T) {
 // the moment, copied while a window's last units were spread thin, held a
 // route on turns booked a minute ahead).
 func TestSharedCountLiftsTheEndpointsOwnPace(t *testing.T) {
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	var m Memory
 	eps := [2]*Request{request(), request()}
 	eps[1].Endpoint = "https://api.test GET /v1/other"
 	shared := scope.Limit(eps[0].Tenant, "~x-ratelimit:20")
-	counts := map[int]float64{}
+	counter := secondCounter{quota: 20, report: math.Round}
 	told := map[string]float64{}
 	for sent := 0; sent < 6000; sent += 20 {
 		i := (sent / 20) % 2
 		if sent < 2000 && (i == 1 || sent >= 1000) {
 			continue // the first alone for a window, then nobody for one
 		}
-		r := eps[i]
-		win := sent / 1000
-		status, left := 200, 20-1-counts[win]
-		if left < 0 {
-			status, left = 429, 0
-		} else {
-			counts[win]++
-		}
-		l := header.Limit{Known: header.HasQuota | rr, Quota: 20, Remaining: left, Reset: ms(1000 * (win + 1)), Dialect: header.XRateLimit, Unit: header.Requests}
-		var p Plan
-		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
-			Status: status, SentAt: ms(sent), Now: ms(sent + 1)}, &p)
+		status, l := counter.answer(sent)
+		p := planAnswer(&m, eps[i], sent, status, l)
 		for _, ru := range p.Update.Rates {
 			if ru.Rate > 0 {
 				told[ru.Key] = ru.Rate
