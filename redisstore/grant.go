@@ -85,10 +85,20 @@ type grants struct {
 	renewing bool
 	renewed  sync.WaitGroup
 	keyBuf   []byte
-	// blocks are those this Store learned (unix ns of their ends), which
-	// the turns it holds honour; other processes' reach it with its next
-	// grant, within the horizon.
-	blocks map[string]int64
+	// blocks are those this Store learned, which the turns it holds
+	// honour; other processes' reach it with its next grant, within the
+	// horizon.
+	blocks map[string]localBlock
+}
+
+// localBlock is a block this Store learned on a scope: the end of a wait
+// the server mandated, and apart from it the end of a bound of a window's
+// turn (store.Block.Bound) with when it was learned, all unix ns. A
+// mandated wait is decided here; a bound is not: another process may hold
+// a nearer bound of the same turn, which only Redis merges (the least
+// holds), so while a bound is what holds the scope, admissions ask Redis.
+type localBlock struct {
+	mandated, bound, learned int64
 }
 
 // grant is the turns booked for one set of scopes.
@@ -116,34 +126,60 @@ func (g *grants) init() {
 	g.shareID = "s" + hex.EncodeToString(b[:])
 	g.byScopes = make(map[string]*grant)
 	g.shares = make(map[string]*share)
-	g.blocks = make(map[string]int64)
+	g.blocks = make(map[string]localBlock)
 }
 
 // blocked returns how long the longest block this Store learned on a
-// scope of a still runs, and its scope. It is called with g.mu held.
-func (g *grants) blocked(a *store.Admission, now int64) (time.Duration, string) {
+// scope of a still runs, its scope, and whether it is only a bound of a
+// window's turn, which Redis may know to be nearer. It is called with g.mu
+// held.
+func (g *grants) blocked(a *store.Admission, now int64) (time.Duration, string, bool) {
 	if len(g.blocks) == 0 {
-		return 0, ""
+		return 0, "", false
 	}
 	var (
-		last int64
-		key  string
+		last  int64
+		key   string
+		bound bool
 	)
 	for i := range a.Scopes {
 		k := a.Scopes[i].Key
-		end, ok := g.blocks[k]
-		switch {
-		case !ok:
-		case end <= now:
+		b, ok := g.blocks[k]
+		if !ok {
+			continue
+		}
+		if b.mandated <= now && b.bound <= now {
 			delete(g.blocks, k)
-		case end > last:
-			last, key = end, k
+			continue
+		}
+		if b.mandated > last {
+			last, key, bound = b.mandated, k, false
+		}
+		if b.bound > last {
+			last, key, bound = b.bound, k, true
 		}
 	}
 	if last == 0 {
-		return 0, ""
+		return 0, "", false
 	}
-	return time.Duration(last - now), key
+	return time.Duration(last - now), key, bound
+}
+
+// refuted drops the bounds of a's scopes learned before sent, the time a
+// call that Redis then admitted was sent: Redis knew a nearer bound, or
+// the turn came.
+func (g *grants) refuted(a *store.Admission, sent int64) {
+	for i := range a.Scopes {
+		k := a.Scopes[i].Key
+		if b, ok := g.blocks[k]; ok && b.bound != 0 && b.learned < sent {
+			b.bound, b.learned = 0, 0
+			if b.mandated == 0 {
+				delete(g.blocks, k)
+			} else {
+				g.blocks[k] = b
+			}
+		}
+	}
 }
 
 // shareable reports whether a may be decided in lease mode: unit costs,
@@ -279,10 +315,17 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 			gr.size = max(1, gr.size/2)
 			gr.left = 0
 		}
-		if wait, key := g.blocked(a, now); wait > 0 {
-			// A block this Store learned since the grant.
+		held, key, bound := g.blocked(a, now)
+		switch {
+		case held > 0 && !bound:
+			// A wait mandated to this Store since the grant.
 			g.mu.Unlock()
-			return store.Decision{Reason: store.Blocked, Wait: wait, Scope: key}, granted, nil
+			return store.Decision{Reason: store.Blocked, Wait: held, Scope: key}, granted, nil
+		case held > 0:
+			// Only a bound of a window's turn: the turns held were booked
+			// before it, and Redis, which keeps every process's nearest
+			// bound, decides.
+			gr.left = 0
 		}
 		if gr.left > 0 {
 			if g.take(a) {
@@ -333,6 +376,7 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		gr.flight = ch
 		reply := grantReply{turns: gr.size, counted: gr.used}
 		gr.used = 0
+		sent := now
 		g.mu.Unlock()
 
 		d, err := s.admitRedis(ctx, a, &reply)
@@ -347,6 +391,9 @@ func (s *Store) admitGranted(ctx context.Context, a *store.Admission) (d store.D
 		now = s.clock().UnixNano()
 		gr.left, gr.until = reply.extra, now+int64(s.horizon)
 		gr.metered, gr.rate, gr.ceiling = d.Metered, d.Rate, d.Ceiling
+		if bound && d.Reason != store.Blocked {
+			g.refuted(a, sent)
+		}
 		switch {
 		case d.Reason == store.Paced && d.Reserved:
 			// The caller's turn is ahead: Redis admits it when it comes.
@@ -580,16 +627,30 @@ func (g *grants) dropTurns(blocks []store.Block, now int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.blocks) > maxKnown {
-		for k, end := range g.blocks {
-			if end <= now {
+		for k, b := range g.blocks {
+			if b.mandated <= now && b.bound <= now {
 				delete(g.blocks, k)
 			}
 		}
 	}
 	for _, b := range blocks {
-		if end := now + int64(b.For); b.For > 0 && end > g.blocks[b.Key] && len(g.blocks) < maxKnown {
-			g.blocks[b.Key] = end
+		if b.For <= 0 {
+			continue
 		}
+		lb, ok := g.blocks[b.Key]
+		if !ok && len(g.blocks) >= maxKnown {
+			continue
+		}
+		end := now + int64(b.For)
+		switch {
+		case !b.Bound:
+			lb.mandated = max(lb.mandated, end)
+		case lb.bound <= now || end < lb.bound:
+			// The first bound of this turn, or a nearer one: the least
+			// holds (a bound only ever narrows the same turn).
+			lb.bound, lb.learned = end, now
+		}
+		g.blocks[b.Key] = lb
 	}
 	for _, gr := range g.byScopes {
 		for _, b := range blocks {

@@ -304,6 +304,59 @@ func TestGrantsSeeOthersBlocksWithinTheHorizon(t *testing.T) {
 	}
 }
 
+// A bound of a window's turn (store.Block.Bound) a Store learned is not
+// decided on its own: another process may have learned a nearer bound of
+// the same turn, and Redis keeps the least. A mandated wait is still
+// decided locally, with no round trip. Without this, each of a fleet's
+// Stores held its requests to its own bound, up to a second past the turn
+// another process knew (TestManyClients/ietf-window in lease mode lost
+// half a second of a window now and then).
+func TestGrantsAskRedisWhileOnlyABoundHolds(t *testing.T) {
+	srv := redistest.Start(t)
+	clock := storetest.NewClock()
+	prefix := redistest.Prefix(t)
+	a, cnt := leaseStore(t, srv, prefix, clock, 8)
+	b, _ := leaseStore(t, srv, prefix, clock, 8)
+	ctx := context.Background()
+	adm := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant GET /x", Rate: 1e9, Burst: 1e9}}}
+	for range 4 { // grants of 1, 2 and 4: 3 held
+		if d, err := a.Admit(ctx, adm); err != nil || d.Reason != store.Admitted {
+			t.Fatalf("a.Admit = %+v, %v", d, err)
+		}
+	}
+	bound := func(s *Store, d time.Duration) {
+		t.Helper()
+		if err := s.Update(ctx, &store.Update{Blocks: []store.Block{{Key: adm.Scopes[0].Key, For: d, Bound: true}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bound(a, 2800*time.Millisecond) // a's reading: the turn comes by 2.8s
+	bound(b, 2010*time.Millisecond) // b read the same turn earlier: by 2.01s
+	if d, _ := a.Admit(ctx, adm); d.Reason != store.Blocked || d.Wait != 2010*time.Millisecond {
+		t.Errorf("a after both bounds: %+v; want blocked for b's 2.01s", d)
+	}
+	clock.Advance(2010 * time.Millisecond)
+	if d, _ := a.Admit(ctx, adm); d.Reason != store.Admitted {
+		t.Errorf("a at the nearer bound: %+v; want admitted (its own bound runs to 2.8s)", d)
+	}
+	// Admitted by Redis after the bound was learned, a decides its held
+	// turns itself again.
+	cnt.n.Store(0)
+	if d, _ := a.Admit(ctx, adm); d.Reason != store.Admitted || cnt.n.Load() != 0 {
+		t.Errorf("a's next admission: %+v with %d round trips; want admitted on a held turn, none", d, cnt.n.Load())
+	}
+	// A mandated wait holds locally and costs no round trip, nearer
+	// bounds notwithstanding.
+	if err := a.Update(ctx, &store.Update{Blocks: []store.Block{{Key: adm.Scopes[0].Key, For: time.Minute}}}); err != nil {
+		t.Fatal(err)
+	}
+	bound(b, time.Second)
+	cnt.n.Store(0)
+	if d, _ := a.Admit(ctx, adm); d.Reason != store.Blocked || d.Wait != time.Minute || cnt.n.Load() != 0 {
+		t.Errorf("a under a mandated minute: %+v with %d round trips; want blocked a minute, none", d, cnt.n.Load())
+	}
+}
+
 // The fleet's meter (store.ScopeAdmit.Meter) counts the turns a Store
 // handed out when it makes its next grant, and never those that lapsed:
 // AIMD sizes its cuts from it.
