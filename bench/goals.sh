@@ -8,15 +8,20 @@
 # alone means little; a ratio paired within a round means more.
 #
 #   bench/goals.sh [ROUNDS]          (default 10; the raw output is kept)
+#   bench/goals.sh -s DIR            (summarise the rounds kept in DIR)
 #
 # Needs Go and redis-server (the Redis benchmarks start their own).
 set -euo pipefail
 cd "$(dirname "$0")"
-rounds=${1:-10}
-work=$(mktemp -d)
+if [ "${1:-}" = "-s" ]; then
+	work=$2 rounds=0
+else
+	rounds=${1:-10}
+	work=$(mktemp -d)
+	go test -c -o "$work/bench.test" .
+	echo "raw output: $work" >&2
+fi
 bin="$work/bench.test"
-go test -c -o "$bin" .
-echo "raw output: $work" >&2
 
 for r in $(seq 1 "$rounds"); do
 	{
@@ -66,13 +71,14 @@ done | awk '
 		vals[k, ++n[k]] = v
 	}
 	END {
-		print "| figure | median | range | rounds |"
-		print "|---|--:|--:|--:|"
+		print "| figure | median | interquartile | range | rounds |"
+		print "|---|--:|--:|--:|--:|"
 		for (i = 1; i <= nk; i++) {
 			k = order[i]; c = n[k]
 			for (a = 1; a <= c; a++) x[a] = vals[k, a]
 			for (a = 2; a <= c; a++) for (b = a; b > 1 && x[b-1] > x[b]; b--) { t = x[b]; x[b] = x[b-1]; x[b-1] = t }
 			med = (c % 2) ? x[(c+1)/2] : (x[c/2] + x[c/2+1]) / 2
-			printf "| %s | %.3f | %.3f-%.3f | %d |\n", k, med, x[1], x[c], c
+			q1 = x[int((c + 3) / 4)]; q3 = x[c + 1 - int((c + 3) / 4)]
+			printf "| %s | %.3f | %.3f-%.3f | %.3f-%.3f | %d |\n", k, med, q1, q3, x[1], x[c], c
 		}
 	}'
