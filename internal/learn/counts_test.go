@@ -132,23 +132,29 @@ func TestRefillCount(t *testing.T) {
 		}
 	})
 	t.Run("GCRA refusing", func(t *testing.T) {
-		// The same, then three at once with the bucket spent: the
-		// refusal takes the rate back, to be measured again.
+		// The same, then eight at once with the bucket spent: the
+		// refusals, one event, take a fifth off the rate, to be measured
+		// again from there (dropped whole, a bucket of a few units was
+		// found again from nothing after each: tollbooth's 2.5 a second,
+		// paced at 2).
 		g := &gcra{interval: 100 * time.Millisecond, burst: 5}
 		sends := bursts
 		for k := range 8 {
-			sends = append(sends, 2600*time.Millisecond+time.Duration(k)*time.Millisecond)
+			sends = append(sends, 2600*time.Millisecond+time.Duration(k)*100*time.Microsecond)
 		}
-		var last bool
-		refused := false
+		var before, last float64
+		refusals, rated := 0, false
 		run(g.answer, sends, func(i, status int, r float64, k bool) {
 			if status == http.StatusTooManyRequests {
-				refused = true
+				refusals++
+			} else {
+				before = r
 			}
-			last = k
+			last, rated = r, k
 		})
-		if !refused || last {
-			t.Errorf("refused %v, refilling count still rated %v: want a refusal, and no rate after it", refused, last)
+		want := before * refillCut
+		if refusals < 2 || !rated || math.Abs(last-want) > 1e-9 {
+			t.Errorf("%d refusals, then rate %.3f (refilling %v); want several, and %.3f a second: %.3f cut by a fifth once", refusals, last, rated, want, before)
 		}
 	})
 	t.Run("GCRA idle", func(t *testing.T) {
@@ -750,5 +756,121 @@ func burstIntoWindow() (*Memory, *Request, func(status, sent int) Plan) {
 func refuseAt(step func(status, sent int) Plan, sent ...int) {
 	for _, ms := range sent {
 		step(429, ms)
+	}
+}
+
+// tokenBucket is x/time/rate's bucket as didip/tollbooth serves it: a
+// request takes a whole token or is refused (a bare 429), and every answer
+// says RateLimit-Limit (the rate, rounded: "3" for 2.5), -Remaining (the
+// tokens left, whole) and -Reset: 1, whatever the bucket holds.
+type tokenBucket struct {
+	rate, burst, tokens float64
+	at                  time.Time
+}
+
+func (b *tokenBucket) answer(now time.Time) (int, http.Header) {
+	if b.at.IsZero() {
+		b.tokens = b.burst
+	} else {
+		b.tokens = min(b.burst, b.tokens+b.rate*now.Sub(b.at).Seconds())
+	}
+	b.at = now
+	h := http.Header{}
+	h.Set("RateLimit-Limit", strconv.Itoa(int(math.Round(b.rate))))
+	h.Set("RateLimit-Reset", "1")
+	if b.tokens < 1 {
+		return http.StatusTooManyRequests, http.Header{}
+	}
+	b.tokens--
+	h.Set("RateLimit-Remaining", strconv.Itoa(int(b.tokens)))
+	return http.StatusOK, h
+}
+
+// Two workers sending as often as heed lets them (each every 50 ms at
+// most, together under the pace and the blocks the plans set, as a
+// Transport's store holds them) to tollbooth's bucket of 2.5 a second,
+// burst 2, for 60 s. Held to the reset of 1 at each answer of 0 left, the
+// count rose a second apart, like a window of a second's, and was paced at
+// 2 a second (120 of the 152 the bucket gives); tried early (refillProbe),
+// it is found to refill, and measured (from a full count, which holds what
+// it says), it is paced near its rate: 134, none refused.
+func TestTokenBucketOfAFewUnits(t *testing.T) {
+	var m Memory
+	r := request()
+	b := &tokenBucket{rate: 2.5, burst: 2}
+	type flight struct {
+		sent time.Time
+		on   bool
+	}
+	var (
+		ready             = [2]time.Time{t0, t0} // each worker's next send, at the earliest
+		inFlight          [2]flight
+		blocked, turn     time.Time // the scope's block, and its next pacing turn
+		rate              float64   // the pace the plans set, 0 for none
+		rateUntil         time.Time // when it lapses
+		accepted, refused int
+	)
+	const transit = time.Millisecond
+	end := t0.Add(60 * time.Second)
+	for {
+		// The next send: the worker with nothing in flight whose time
+		// comes first, as the block and the pace let it go.
+		w, sent := -1, time.Time{}
+		for i := range ready {
+			if inFlight[i].on {
+				continue
+			}
+			at := later(ready[i], blocked)
+			if rate > 0 && at.Before(rateUntil) {
+				at = later(at, turn)
+			}
+			if w < 0 || at.Before(sent) {
+				w, sent = i, at
+			}
+		}
+		// An answer due first is planned first.
+		a := -1
+		for i := range inFlight {
+			if f := inFlight[i]; f.on && (w < 0 || !f.sent.Add(2*transit).After(sent)) && (a < 0 || f.sent.Before(inFlight[a].sent)) {
+				a = i
+			}
+		}
+		if a >= 0 {
+			f := &inFlight[a]
+			f.on = false
+			status, h := b.answer(f.sent.Add(transit))
+			now := f.sent.Add(2 * transit)
+			if status == http.StatusOK {
+				accepted++
+			} else {
+				refused++
+				blocked = later(blocked, now.Add(time.Second)) // a bare 429: backed off a while
+			}
+			obs := header.Parse(status, h, nil, now)
+			var p Plan
+			m.Plan(Config{}, &Input{Req: r, Obs: &obs, Status: status, SentAt: f.sent, Now: now}, &p)
+			for _, bl := range p.Blocks {
+				blocked = later(blocked, now.Add(bl.For))
+			}
+			for _, ru := range p.Update.Rates {
+				if ru.Key == r.Endpoint && ru.Rate > 0 {
+					rate, rateUntil = ru.Rate, now.Add(ru.TTL)
+				}
+			}
+			ready[a] = later(ready[a], now)
+			continue
+		}
+		if !sent.Before(end) {
+			break
+		}
+		if rate > 0 && sent.Before(rateUntil) {
+			turn = later(turn, sent).Add(time.Duration(float64(time.Second) / rate))
+		}
+		inFlight[w] = flight{sent: sent, on: true}
+		ready[w] = sent.Add(50 * time.Millisecond)
+	}
+	t.Logf("accepted %d of the bucket's 152 in 60 s, %d refused", accepted, refused)
+	if accepted < 130 || refused > 3 {
+		t.Errorf("accepted %d with %d refused; want at least 130 (0.85 of the bucket's 152) and at most 3 refused", accepted, refused)
 	}
 }

@@ -694,6 +694,14 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// are): tried again one steady interval after the
 						// turn (slide.probe).
 						resetIn, bound = min(resetIn+sl.probe+sl.unsure, MaxBlock), false
+					} else if probe := m.refillProbe(key, l, resetIn, rounded, in.Status, now); probe > 0 {
+						// A count that came back at its rounded reset and
+						// was never seen turning: a bucket's, perhaps,
+						// whose unit is back long before (refillProbe).
+						// One request tries, the others held by a pace of
+						// one a probe, as for a count of one.
+						resetIn, bound = probe, false
+						mergeRate(u, first, store.RateUpdate{Key: key, Rate: 1 / probe.Seconds(), Burst: 1, TTL: max(store.DefaultRateTTL, 2*resetIn)})
 					}
 					full := FullReset(l.Dialect) && !math.IsInf(steady, 1)
 					bound = bound && !full

@@ -57,6 +57,19 @@ type refillState struct {
 	longest          time.Duration // the longest reset seen
 	refills          bool
 	rate             float64 // units a second; 0 until measured
+	probes           int     // refillProbe's tries
+	// top is the most an accepted answer said was left: a count whose
+	// stated quota is not what it holds (tollbooth states its rate,
+	// rounded, as its limit: "3" for a bucket of 2) is full at it.
+	top float64
+	// spent is when the last answer of 0 left was sent; fromFull, that
+	// the span began at an answer of a full count.
+	spent    time.Time
+	fromFull bool
+	// ceiling is near the rate last refused: raises stop there; cut is
+	// when the last refusal cut the rate.
+	ceiling float64
+	cut     time.Time
 }
 
 const (
@@ -78,7 +91,51 @@ const (
 	// refillMaxRate bounds a rate raised while the count stays full: a
 	// bucket no pace spends needs no pace.
 	refillMaxRate = 1e6
+	// refillCut is what a refusal leaves of a measured rate; a raise
+	// goes no further than refillNear of the rate refused (ceiling), and
+	// past it, by refillCreep at a time.
+	refillCut   = 0.8
+	refillNear  = 0.95
+	refillCreep = 1.05
+	// refillProbeAt is how far into a rounded reset refillProbe tries a
+	// spent count, and refillProbes how many times it tries one.
+	refillProbeAt = 0.45
+	refillProbes  = 2
 )
+
+// refillProbe returns how long an answer of 0 left holds key's count, a
+// short reset rounded up to whole seconds away, where a unit may be back
+// long before it; 0 where it holds to the reset. Rises at the reset alone
+// cannot tell a token bucket from a window: tollbooth's bucket of 2.5 a
+// second says "1" on every answer, so held to it each time, it rose a
+// second apart, like a window of a second, and was paced at 2 a second.
+// Tried refillProbeAt into the reset, a bucket's unit is back (one at
+// least, where the bucket fills within the reset), and the rise that
+// follows, less than half a reset after the last, shows the count refills
+// (refillCount); a window refuses the try, once, and is tried at most
+// refillProbes times in all. Only for a count of two or more (a count of
+// one is bisected: singleWait) that rose before, was never seen turning as
+// a window does (ph.turns: a quarter of it and at least two back at once),
+// and is not known to refill yet.
+func (m *Memory) refillProbe(key string, l *header.Limit, resetIn time.Duration, rounded bool, status int, now time.Time) time.Duration {
+	if !rounded || status >= 400 || l.Quota < 2 || resetIn > steadyMaxWindow {
+		return 0
+	}
+	if _, short := shortReset(l, now); !short {
+		return 0
+	}
+	m.lock()
+	defer m.mu.Unlock()
+	s := m.refills[key]
+	if s == nil || s.refills || s.rise.IsZero() || s.probes >= refillProbes {
+		return 0
+	}
+	if ph := m.phases[key]; ph != nil && ph.turns > 0 {
+		return 0
+	}
+	s.probes++
+	return time.Duration(refillProbeAt * float64(resetIn))
+}
 
 // refillCount records an answer of a count with a reset and no window
 // stated, and returns the rate it refills at and whether it is known to
@@ -110,19 +167,32 @@ func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, no
 	accepted := status < 400
 	if status == http.StatusTooManyRequests {
 		// Refused: the rate measured was too high, or the count is
-		// spent by others too. Measured again from here.
-		s.rate, s.seen = 0, false
-		return 0, false
+		// spent by others too. Measured again from here, from a fifth
+		// below.
+		// Refusals of requests sent before the last cut was made are
+		// that cut's: many at once are one event.
+		if sentAt.After(s.cut) {
+			if s.rate > 0 {
+				s.ceiling = s.rate * refillNear
+			}
+			s.rate, s.cut = s.rate*refillCut, now
+		}
+		s.seen = false
+		return s.rate, s.refills && s.rate > 0
 	}
 	if accepted && s.seen && sentAt.After(s.from) {
 		s.n++
 	}
 	if accepted {
 		s.sinceRaise++
+		s.top = max(s.top, l.Remaining)
+		if l.Remaining < 1 {
+			s.spent = sentAt
+		}
 	}
 	if !s.seen || sentAt.Before(s.lastSent) {
 		if !s.seen {
-			s.from, s.r0, s.n, s.seen = sentAt, l.Remaining, 0, true
+			s.from, s.r0, s.n, s.seen, s.fromFull = sentAt, l.Remaining, 0, true, false
 			s.raised, s.sinceRaise = sentAt, 0
 			s.lastSent, s.lastAt, s.last = sentAt, now, l.Remaining
 		}
@@ -141,7 +211,7 @@ func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, no
 		measured = back / span.Seconds()
 	}
 	switch {
-	case accepted && l.Remaining >= l.Quota-1:
+	case accepted && l.Remaining >= min(l.Quota-1, s.top):
 		// Full: what came back past full is lost, so the span ends here,
 		// and a pace that finds the count full is below its rate: raised
 		// (once a span), to be measured again where it spends the count.
@@ -150,21 +220,51 @@ func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, no
 		// through an idle hour would let the next burst spend the count
 		// and be held far too briefly.
 		s.rate = max(s.rate, measured)
+		// Not where the count was spent within the last second: at
+		// about its rate, a count of a few units reads spent and full
+		// by turns (tollbooth's bucket of 2 reads 1 anywhere from one
+		// unit to two), and raised at each full reading, its pace went
+		// past the rate and was refused every 10 s.
 		if since := sentAt.Sub(s.raised); s.refills && s.rate > 0 && s.rate < refillMaxRate && since >= refillRaiseEvery &&
-			float64(s.sinceRaise) >= refillBusy*s.rate*since.Seconds() {
-			s.rate *= refillRaise
+			float64(s.sinceRaise) >= refillBusy*s.rate*since.Seconds() && sentAt.Sub(s.spent) >= refillRaiseEvery {
+			switch up := s.rate * refillRaise; {
+			case s.ceiling > 0 && s.ceiling <= s.rate:
+				// Raised to a rate refused before, or past it: slowly.
+				s.rate *= refillCreep
+				s.ceiling = max(s.ceiling, s.rate)
+			default:
+				if s.ceiling > 0 {
+					up = min(up, s.ceiling)
+				}
+				s.rate = up
+			}
 			s.raised, s.sinceRaise = sentAt, 0
 		}
-		s.from, s.r0, s.n = sentAt, l.Remaining, 0
+		s.from, s.r0, s.n, s.fromFull = sentAt, l.Remaining, 0, true
 	case measured > 0 && accepted && l.Remaining < 1:
 		// Spent, the count never full since the span began: what came
-		// back is all it refilled, and the rate is that, if lower.
-		s.rate = measured
+		// back is all it refilled, within a unit either way (counts are
+		// whole units: the first answer's may have held most of one
+		// more, the last's most of one), or, from a full count, which
+		// held what it said, within the last answer's unit: the rate is
+		// the middle of that, where lower. The bound below alone, at a
+		// count of a few units, took a fifth or more off the rate at
+		// each spend (tollbooth's 2.5 a second, measured at 0.85); the
+		// bound above alone held a count at 0 that was paced 3% above
+		// its rate until refused (throttled's 60 a minute).
+		back := l.Remaining - s.r0 + float64(s.n)
+		if s.fromFull {
+			back += 0.5
+		}
+		mid := back / span.Seconds()
+		if s.rate == 0 || mid < s.rate {
+			s.rate = max(measured, min(s.rate, mid))
+		}
 	case measured > 0:
 		s.rate = max(s.rate, measured)
 	}
 	if span >= refillSpanMax {
-		s.from, s.r0, s.n = sentAt, l.Remaining, 0
+		s.from, s.r0, s.n, s.fromFull = sentAt, l.Remaining, 0, false
 	}
 	return s.rate, s.refills && s.rate > 0
 }
