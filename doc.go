@@ -115,9 +115,16 @@
 //     learned of the window, and parts when a window shows a value said by
 //     both. Before the window turns, an answer saying the count is spent
 //     holds the endpoints whose values so far in it already show one
-//     counter with its endpoint's (three or more each). A sliding count
-//     says values again as units slide back, so its values say nothing;
-//     its drops do: between two of an endpoint's answers its own counter
+//     counter with its endpoint's (three or more each). Three or more
+//     endpoints on one counter each leave gaps that no single other
+//     fills: where the others' values together fill an endpoint's gaps,
+//     none said twice by any of them (three or more from it and from
+//     each of two others), they join one scope at once, before the
+//     window turns. A sliding count says values again as units slide
+//     back, so its values say nothing; whether it slides is read from
+//     each endpoint's own answers, joined or not (its values rise within
+//     a window); its drops do: between two of an endpoint's answers its
+//     own counter
 //     falls by no more than the endpoint's own requests, and a fall past
 //     them that one other endpoint's requests meanwhile explain, three
 //     times, makes the two one counter, until the two are accepted more

@@ -37,18 +37,19 @@ func TestThirdPartyHTTPRateWholeHostVirtual(t *testing.T) {
 		wires := runTPOver(t, d, func() http.RoundTripper { return handlerTransport{h: h, latency: time.Millisecond} }, "http://httprate.test", routes)
 		h.count(wires)
 		tpReport(t, "go-chi/httprate "+httprateVersion()+", one limiter for the host, virtual time", d, routes, wires, true)
-		// What heed gets now (session 17: 0.71-0.91 of none's 500, a route
-		// at times held a whole minute, its refusals each a Retry-After of
-		// the window) is short of issue 10's targets; the floor keeps it
-		// from falling further, and the refusals within reason.
+		// What heed gets now: 486-487 of none's 500 in 10 runs, none
+		// refused (session 17: 0.71-0.91, a route at times held a whole
+		// minute, its refusals each a Retry-After of the window). The
+		// floor keeps it from falling back: a refusal costs the routes
+		// that share the counter a whole minute, a fifth of this run.
 		var acc, lim, none int
 		for _, r := range routes {
 			acc += wires["heed"].routes[r.path].accepted
 			none += wires["none"].routes[r.path].accepted
 			lim += wires["heed"].routes[r.path].limited
 		}
-		if acc < none*6/10 || lim > 20 {
-			t.Errorf("heed accepted %d with %d refused, none %d; want at least 0.6 of none's and at most 20 refused", acc, lim, none)
+		if acc < none*9/10 || lim > 2 {
+			t.Errorf("heed accepted %d with %d refused, none %d; want at least 0.9 of none's and at most 2 refused", acc, lim, none)
 		}
 	})
 }

@@ -38,8 +38,10 @@
 //     back (slidingCount): where this client's own counts explain the 0,
 //     until they weigh a quota less one plus the leniency the counter's
 //     answers show (lenientOf: how far below the estimate it rounds).
-//     Until a turn shows such a count whole again, a spent one is tried
-//     one steady interval after its turn; windows of up to two seconds
+//     Its pace has a burst of one, and that block is no window's turn
+//     (turns booked before it are forfeit): one unit comes back at a
+//     time. Until a turn shows such a count whole again, a spent one is
+//     tried one steady interval after its turn; windows of up to two seconds
 //     whose resets step a window apart are paced at their steady rate
 //     from their second window.
 //   - A count with a reset and no window stated whose answers rise twice
@@ -59,7 +61,9 @@
 //     window it was spent) and held to its bound (singleWait).
 //   - A count no header names is the endpoint's own until its values and
 //     another endpoint's, in one window, fill each other's gaps and never
-//     repeat each other's (sharedUnnamed): one counter, the tenant's. A
+//     repeat each other's (sharedUnnamed), or, for three or more, its
+//     values and the others' together do (group): one counter, the
+//     tenant's. A
 //     sliding count's values repeat as units slide back; its drops past
 //     an endpoint's own requests, which one other endpoint's explain,
 //     show it shared (sharedSliding).
@@ -474,6 +478,13 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 		key, sub := m.limitScope(r, l, in.Status, in.SentAt, now)
 		if sub.Key != "" && strings.HasPrefix(sub.Name, "~") && key != r.ScopeKey(r.UnknownScope) {
 			sharedKey, sharedQuota = key, l.Quota
+			// Joined, the endpoint's own answers still tell whether the
+			// count slides (they rise within a window, which no fixed
+			// window's do), as the shared scope's cannot (two counters'
+			// answers, interleaved, rise too). Once it slides, the values
+			// said again as units slide back part nothing; its drops
+			// weigh the pair (limitScope).
+			m.slidingCount(r.ScopeKey(r.UnknownScope), l, in.Status, in.SentAt, now)
 		}
 		switch {
 		case sub.Key == "" && sub.Name != "":
@@ -542,6 +553,14 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 				// retries, by a tenth on go-chi/httprate's 10 a second.)
 				rate = cfg.target() * steady
 				burst = max(1, (1-cfg.target())*l.Quota)
+				if sl.window > 0 {
+					// A sliding count frees a unit at a time: requests
+					// that go together into it at its limit (a burst
+					// refilled while the scope was held) are refused but
+					// the first (go-chi/httprate's refusals each cost a
+					// Retry-After of a whole window).
+					burst = 1
+				}
 				ttl = max(ttl, 2*l.Window)
 			}
 			// A long window (an hourly quota) is not paced at its average
@@ -667,6 +686,14 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 					// A count of one (singleWait), where nothing nearer
 					// says when its unit is back.
 					var single time.Duration
+					// unit: held until one unit slides back, which is no
+					// window's turn (Block.Turn): turns booked before the
+					// block are forfeit, not kept through it. Kept, several
+					// went together at its end into a count with room for
+					// one (turns booked far ahead at a pace that lapsed
+					// since, at a window's reset, which the store no longer
+					// counts).
+					unit := false
 					if in.Status < 400 && slideIn == 0 && refillIn == 0 {
 						single, _ = m.singleWait(key, l, resetIn, now)
 					}
@@ -687,7 +714,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// and a unit comes back as the last window slides
 						// out, often long before the reset; where this
 						// window's count must slide out, after it.
-						resetIn, bound = min(slideIn, MaxBlock), false
+						resetIn, bound, unit = min(slideIn, MaxBlock), false, true
 					} else if sl.probe > 0 && !opened && l.Scope == "" && in.Status < 400 {
 						// Not yet known to be a fixed window (nor named by
 						// the server, as a provider's documented windows
@@ -716,7 +743,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						resetIn = min(resetIn, time.Duration(math.Ceil(need/steady*float64(time.Second))))
 					}
 					u.Blocks = append(u.Blocks, store.Block{Key: key, For: resetIn, Bound: bound})
-					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
+					p.Blocks = append(p.Blocks, Block{Scope: key, For: resetIn, Reason: "quota exhausted", Turn: short && !full && !unit})
 					if l.Name == "" && l.Scope == "" && sub.Key == "" && key == r.Endpoint {
 						// A count no header names, which other endpoints'
 						// answers in this window already show they count
@@ -735,7 +762,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 						// into it, and, answered, push the block past the turn
 						// with a bound rounded up from later in the window.
 						u.Blocks = append(u.Blocks, store.Block{Key: r.Endpoint, For: resetIn, Bound: bound && len(m.SubScopes(r.Endpoint)) <= 1})
-						p.Blocks = append(p.Blocks, Block{Scope: r.Endpoint, For: resetIn, Reason: "quota exhausted", Turn: short && !full})
+						p.Blocks = append(p.Blocks, Block{Scope: r.Endpoint, For: resetIn, Reason: "quota exhausted", Turn: short && !full && !unit})
 					}
 					if slideIn > 0 && short && !math.IsInf(rate, 1) {
 						// A sliding count at its limit stays paced too: its
@@ -1151,6 +1178,7 @@ func (m *Memory) limitScope(r *Request, l *header.Limit, status int, sentAt, now
 		// (sharedUnnamed): then the tenant's, which they both join. A
 		// SubScope with a name and no key is one the endpoint leaves, if
 		// it had joined it.
+		joined := m.joinedUnnamed(r.Endpoint)
 		if m.isSliding(r.ScopeKey(r.UnknownScope)) {
 			// A sliding count says values again as they slide back: the
 			// gaps its values leave say nothing of another endpoint; its
@@ -1159,14 +1187,16 @@ func (m *Memory) limitScope(r *Request, l *header.Limit, status int, sentAt, now
 				key = scope.Limit(r.Tenant, n)
 				return key, SubScope{Key: key, Name: n}
 			}
-			return r.ScopeKey(r.UnknownScope), SubScope{}
+			// Its drops no longer show the counter shared: it leaves
+			// the scope it joined, if any.
+			return r.ScopeKey(r.UnknownScope), SubScope{Name: joined}
 		}
 		if n := m.sharedUnnamed(r.Tenant, r.Endpoint, l, status, sentAt, now); n != "" {
 			key = scope.Limit(r.Tenant, n)
 			return key, SubScope{Key: key, Name: n}
 		}
-		if n := m.joinedUnnamed(r.Endpoint); n != "" {
-			return r.ScopeKey(r.UnknownScope), SubScope{Name: n}
+		if joined != "" {
+			return r.ScopeKey(r.UnknownScope), SubScope{Name: joined}
 		}
 		return r.ScopeKey(r.UnknownScope), SubScope{}
 	}

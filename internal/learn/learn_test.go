@@ -3141,3 +3141,118 @@ func TestSharedCountLiftsTheEndpointsOwnPace(t *testing.T) {
 		}
 	}
 }
+
+// A sliding count at its limit frees one unit at a time: requests that go
+// together into it (a pace's burst refilled while the scope was held, or
+// turns booked before a block kept through it, as through a window's turn)
+// are refused but the first (go-chi/httprate's refusal then costs a
+// Retry-After of a whole window). Once the count is known to slide, its
+// pace has a burst of one, and an accepted answer of 0 left blocks until
+// a unit is back with no window's turn (Block.Turn): turns booked before
+// it are forfeit. A fixed window's spent count is held to its turn, which
+// booked turns keep.
+func TestSlidingCountGoesOneAtATime(t *testing.T) {
+	for _, slide := range []bool{true, false} {
+		var m Memory
+		r := request()
+		counter := secondCounter{quota: 100, slide: slide, report: math.Round}
+		sliding, units, turns := false, 0, 0
+		var last store.RateUpdate
+		for sent := 0; sent < 4000; {
+			status, l := counter.answer(sent)
+			p := planAnswer(&m, r, sent, status, l)
+			sliding = sliding || m.isSliding(r.ScopeKey(r.UnknownScope))
+			next := 5 * time.Millisecond
+			for _, b := range p.Blocks {
+				next = max(next, b.For+time.Millisecond)
+				if b.Turn {
+					turns++
+				} else {
+					units++
+				}
+			}
+			for _, ru := range p.Update.Rates {
+				if ru.Key == r.ScopeKey(r.UnknownScope) {
+					last = ru // repeats are left out: the pace in force
+				}
+			}
+			sent += int(next / time.Millisecond)
+		}
+		if slide && last.Burst != 1 {
+			t.Errorf("the sliding count's pace %+v, want a burst of 1", last)
+		}
+		switch {
+		case slide && (!sliding || units == 0 || turns > 0):
+			t.Errorf("sliding: known to slide %v, blocks until a unit is back %d, to a turn %d; want it known, some of the first and none of the second", sliding, units, turns)
+		case !slide && (sliding || turns == 0):
+			t.Errorf("fixed: known to slide %v, blocks to a turn %d; want it not, and some", sliding, turns)
+		}
+	}
+}
+
+// Three endpoints on one counter that no header names (go-chi/httprate
+// around a host's routes) each leave gaps in the values they say, which
+// the other two fill together, so no pair's values show one counter: read
+// over all of them, none said twice and none missing, they join one scope
+// before the window turns (spent, it then holds all three, where a pair's
+// evidence held one and the others each drew a refusal of a whole
+// window). Three counters counted down alike repeat each other's values
+// and join nothing. Joined, each endpoint's own answers still tell that
+// the count slides (they rise within a window, as no fixed window's do):
+// the values said again as units slide back (in every window after the
+// first) then part nothing, where the shared scope's answers, which
+// interleave the endpoints', could not tell it.
+func TestPlanSharedUnnamedCountOfThree(t *testing.T) {
+	const name = "~x-ratelimit:20"
+	at := 0
+	answer := func(m *Memory, endpoint string, remaining float64, window int) {
+		t.Helper()
+		r := request()
+		r.Endpoint = "https://api.test GET " + endpoint
+		l := header.Limit{Known: header.HasQuota | rr, Quota: 20, Remaining: remaining, Reset: t0.Add(time.Duration(window) * time.Second), Dialect: header.XRateLimit, Unit: header.Requests}
+		at += 10
+		var p Plan
+		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200,
+			SentAt: t0.Add(time.Duration(at) * time.Millisecond), Now: t0.Add(time.Duration(at+1) * time.Millisecond)}, &p)
+	}
+	joined := func(m *Memory) (n int) {
+		for _, e := range []string{"/x", "/y", "/z"} {
+			for _, s := range m.SubScopes("https://api.test GET " + e) {
+				if s.Name == name && s.Key == scope.Limit("https://api.test", name) {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	ends := []string{"/x", "/y", "/z"}
+
+	var one Memory
+	for v := 19; v >= 2; v-- {
+		answer(&one, ends[(19-v)%3], float64(v), 1)
+	}
+	if n := joined(&one); n != 3 {
+		t.Fatalf("values 19 to 2 said by /x, /y and /z in turn: %d of them join %q before the turn, want 3", n, name)
+	}
+	// Windows 2 and 3 slide: each endpoint's answers rise, and the
+	// endpoints say the same values.
+	for w := 2; w <= 3; w++ {
+		for _, v := range []float64{1, 1, 1, 2, 2, 2} {
+			answer(&one, ends[at/10%3], v, w)
+		}
+	}
+	answer(&one, "/x", 1, 4)
+	if n := joined(&one); n != 3 {
+		t.Errorf("after windows whose values slide back: %d join %q, want 3", n, name)
+	}
+
+	var apart Memory
+	for v := 19; v >= 12; v-- {
+		for _, e := range ends {
+			answer(&apart, e, float64(v), 1)
+		}
+	}
+	if n := joined(&apart); n != 0 {
+		t.Errorf("three counters counted down alike: %d join %q, want none", n, name)
+	}
+}

@@ -155,6 +155,7 @@ func (m *Memory) sharedUnnamed(tenant, endpoint string, l *header.Limit, status 
 		if l.Reset.Equal(p.cur.reset) {
 			p.cur.add(v)
 			st.early(p)
+			st.group(p)
 		} else {
 			p.old.add(v)
 		}
@@ -336,6 +337,62 @@ func (st *peerState) early(p *peer) {
 			p.early = append(p.early, q.endpoint)
 			q.early = append(q.early, p.endpoint)
 		}
+	}
+}
+
+// groupValues is how many values an endpoint and the others together must
+// have said, in the endpoint's range, for group to find them one counter.
+const groupValues = 3
+
+// group pairs p with the endpoints whose values, said so far in p's
+// current window, together with p's, say each value of p's range once:
+// no value twice (over the whole range any of them said), none missing
+// in p's. Three or more endpoints on one counter each leave gaps the
+// others fill, and no two of them fill all of each other's (the pairwise
+// evidence, judge, leaves the third's values as gaps).
+func (st *peerState) group(p *peer) {
+	w := &p.cur
+	var seen [peerQuota/64 + 1]uint64 // the others' values
+	var members [peersMax]*peer
+	k := 0
+	for _, q := range st.peers {
+		if q == p || !q.cur.reset.Equal(w.reset) || q.cur.lo > q.cur.hi {
+			continue
+		}
+		in := 0 // its values in p's range
+		for v := q.cur.lo; v <= q.cur.hi; v++ {
+			if !q.cur.has(v) {
+				continue
+			}
+			if w.has(v) || seen[v/64]&(1<<(v%64)) != 0 {
+				return // a value said twice: not one counter's
+			}
+			seen[v/64] |= 1 << (v % 64)
+			if v >= w.lo && v <= w.hi {
+				in++
+			}
+		}
+		if in >= groupValues {
+			members[k] = q
+			k++
+		}
+	}
+	mine, others := 0, 0
+	for v := w.lo; v <= w.hi; v++ {
+		switch {
+		case w.has(v):
+			mine++
+		case seen[v/64]&(1<<(v%64)) == 0:
+			return // a gap no one filled
+		default:
+			others++
+		}
+	}
+	if mine < groupValues || others < groupValues || k < 2 {
+		return // a pair: judge and early weigh it
+	}
+	for _, q := range members[:k] {
+		p.shared[q.endpoint], q.shared[p.endpoint] = true, true
 	}
 }
 
