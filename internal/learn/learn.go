@@ -49,9 +49,15 @@
 //     reset says when it is full, rounded up: throttled/throttled's 1 for
 //     any bucket that fills within a second) refills as time passes: it is
 //     paced at the rate it was measured to refill at (what came back over
-//     a span of answers, a lower bound, raised once a second while the
-//     pace finds the count full) and, spent, blocked for one unit's time
-//     at that rate, not to its reset (refillCount).
+//     a span of answers: the middle of its bounds where the count was
+//     spent, raised once a second while the pace finds the count full and
+//     has not spent it within the second; a refusal cuts it by a fifth,
+//     once an event, and caps later raises near it) and, spent, blocked
+//     for one unit's time at that rate, not to its reset (refillCount). A
+//     count of two or more that comes back only at its rounded reset, and
+//     was never seen turning as a window does, cannot show this: it is
+//     tried once at 0.45 of that reset (a bucket's unit is back; a window
+//     refuses, and is tried at most twice in all: refillProbe).
 //   - A spent count of one that states no window and no name, whose reset is
 //     a bound of a second or two (a GCRA with no burst, throttled's: "1
 //     allowed, 0 left, reset in 1" on every answer), is held for a wait
