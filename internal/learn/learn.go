@@ -455,6 +455,15 @@ func (m *Memory) Prepare(cfg Config, in *Input, p *Plan) {
 			// shortens (firstProbe).
 			m.cutRate(r, in.SentAt, prevSent, slack, in.Now, !obs.HasRetryAfter, &p.Update)
 			p.BareBlock, p.BareRetry = m.bareBlock(r, in.Now)
+			// The wait is no sending time for the endpoint's meter,
+			// but for a limiter with no burst, whose block is its pace
+			// (an interval) and whose rate is an average over it.
+			switch {
+			case obs.HasRetryAfter:
+				m.holdMeter(r.Endpoint, in.Now.Add(obs.RetryAfter))
+			case !m.noBurst(r.Endpoint):
+				m.holdMeter(r.Endpoint, in.Now.Add(p.BareBlock))
+			}
 		}
 		return
 	}

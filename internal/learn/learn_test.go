@@ -1418,6 +1418,31 @@ func TestFirstBare429WithNothingAcceptedStartsAtTheNoBurstRate(t *testing.T) {
 	}
 }
 
+// A wait a refusal sets is no sending time for the endpoint's meter: an
+// endpoint accepted 10 a second, refused with a Retry-After of a second
+// every 3 s, is metered at 10 a second, where counting the wait read as
+// little as 5.5 (the ceiling AIMD keeps from a cut: HAProxy's 10 a second with
+// Retry-After: 1 was held below 8 for half a minute at a time).
+func TestMeterLeavesOutTheWaitsARefusalSets(t *testing.T) {
+	var m Memory
+	ep := request().Endpoint
+	at := t0
+	for i := range 80 { // 10 a second, a second's wait after every 30th
+		at = at.Add(100 * time.Millisecond)
+		m.mu.Lock()
+		m.acceptLocked(ep, at)
+		got := m.acceptedRateLocked(ep, at)
+		m.mu.Unlock()
+		if i >= 30 && (got < 9.5 || got > 10.5) {
+			t.Fatalf("accepted %d: metered at %.2f a second, want 10 (the rate while free to send)", i+1, got)
+		}
+		if i%30 == 29 {
+			m.holdMeter(ep, at.Add(time.Second)) // refused: Retry-After 1
+			at = at.Add(time.Second)
+		}
+	}
+}
+
 // An endpoint's meter found by where its key's bytes lie (meterHints) is
 // the map's: once the map is emptied for room, a hint to a meter of it is
 // stale, and the endpoint meters anew in the map, where every reader

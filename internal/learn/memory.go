@@ -396,7 +396,10 @@ type meter struct {
 	accSent time.Time
 	accGap  time.Duration
 	last    time.Time     // the last accepted response; zero before the first
-	active  time.Duration // time counted since the window began
+	// held is when the last wait a refusal set on the endpoint ends: no
+	// sending time until then (holdMeter).
+	held   time.Time
+	active time.Duration // time counted since the window began
 	n       int
 	rate    float64 // the last full window's
 	// prevN and prevActive are the last full window's count and time,
@@ -733,6 +736,10 @@ func (mt *meter) accept(now time.Time) {
 	if d := now.Sub(mt.last); d > 0 {
 		// Answers counted out of their order (deferSuccess) count
 		// no time twice.
+		if mt.held.After(mt.last) {
+			// A wait a refusal set ran meanwhile: not sending time.
+			d = max(now.Sub(mt.held), 0)
+		}
 		mt.active += min(d, meterGap)
 		mt.last = now
 	}
@@ -744,6 +751,29 @@ func (mt *meter) accept(now time.Time) {
 		mt.active, mt.n = 0, 0
 		mt.lastRefused, mt.lastAccepted, mt.refused, mt.acceptedN = mt.refused, mt.acceptedN, 0, 0
 	}
+}
+
+// holdMeter tells an endpoint's meter that a refusal holds the endpoint
+// until until: the time it waits is no sending time, and the rate it was
+// accepted at is measured over the time it was free to send. Counted as
+// sending time (up to meterGap), a Retry-After of a second read HAProxy's
+// 10 a second, refused every few seconds, as 7.7: the ceiling AIMD keeps
+// from a cut, below which it climbs fast and past which it only probes.
+func (m *Memory) holdMeter(endpoint string, until time.Time) {
+	m.lock()
+	defer m.mu.Unlock()
+	if mt := m.meterLocked(endpoint); until.After(mt.held) {
+		mt.held = until
+	}
+}
+
+// noBurst reports whether AIMD has found an endpoint's limiter to have no
+// burst.
+func (m *Memory) noBurst(endpoint string) bool {
+	m.lock()
+	defer m.mu.Unlock()
+	st := m.aimd[endpoint]
+	return st != nil && st.noBurst
 }
 
 // refuse counts a bare 429 of an endpoint, and returns the share of its
