@@ -31,7 +31,9 @@
 //   - OpenAI's x-ratelimit-*-{requests,tokens} and Anthropic's
 //     anthropic-ratelimit-*.
 //   - Shopify, HubSpot, Zendesk, Salesforce, Stripe and Fastly's own fields,
-//     Bucket4j's X-Rate-Limit-Retry-After-Seconds on a 429, and the
+//     Bucket4j's X-Rate-Limit-Retry-After-Seconds on a 429, Traefik's and
+//     vulcand/oxy's X-Retry-In (a Go duration, where no Retry-After says
+//     otherwise), and the
 //     limits some providers put in the body (Discord's retry_after, Shopify's
 //     GraphQL cost, GitHub's GraphQL rateLimit, throttled GraphQL errors,
 //     GitHub's secondary limit, the IETF draft's problem types).

@@ -174,6 +174,7 @@ const (
 	famLinear            // X-RateLimit-{Requests,Complexity,Endpoint}-*
 	famFastly            // Fastly-RateLimit-*
 	famRetryAfterNamed   // Retry-After-<name>, @nestjs/throttler's named throttlers
+	famRetryIn           // X-Retry-In, Traefik's and vulcand/oxy's
 )
 
 // Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
@@ -195,6 +196,7 @@ const (
 	keyRetryAfterMs        = "Retry-After-Ms"                   // OpenAI, Azure OpenAI
 	keyMsRetryAfterMs      = "X-Ms-Retry-After-Ms"              // Azure
 	keyRetryAfterSeconds   = "X-Rate-Limit-Retry-After-Seconds" // Bucket4j
+	keyRetryIn             = "X-Retry-In"                       // Traefik, vulcand/oxy: a Go duration
 	keyRateLimitPartition  = "Ratelimit-Partition"
 	prefixZendesk          = "Zendesk-Ratelimit-"
 	maxZendesk             = 8
@@ -306,6 +308,8 @@ func (p *parser) scan() {
 			}
 		case 'X':
 			switch {
+			case k == keyRetryIn:
+				p.fams |= famRetryIn
 			case strings.HasPrefix(k, "X-Ratelimit-"):
 				p.fams |= famX
 				switch rest := k[len("X-Ratelimit-"):]; {
@@ -560,6 +564,18 @@ func (p *parser) finish() {
 				w.set(seconds(math.Floor(n)+1), "x-rate-limit-retry-after-seconds")
 			} else {
 				p.warnf("X-Rate-Limit-Retry-After-Seconds: %s is not a delay in seconds; ignored", quote(v))
+			}
+		}
+	}
+	if p.has(famRetryIn) {
+		// Traefik's rate limiter and vulcand/oxy's say how long to wait as
+		// a Go duration ("1.2s", "30s"), oxy's with no Retry-After at all.
+		if v, ok := p.get(keyRetryIn); ok {
+			if d, err := time.ParseDuration(trimOWS(v)); err == nil && d >= 0 {
+				w.set(min(d, MaxWait), "x-retry-in")
+				w.fine = w.fine || w.src == "x-retry-in"
+			} else {
+				p.warnf("X-Retry-In: %s is not a duration; ignored", quote(v))
 			}
 		}
 	}

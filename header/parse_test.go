@@ -206,6 +206,30 @@ var parseCases = []parseCase{
 		limits:   []string{"- requests - q=? r=0 w=? reset=? x-ratelimit"},
 	},
 	{
+		// vulcand/oxy's rate limiter (Traefik's before v2): the wait as a
+		// Go duration in X-Retry-In, and no Retry-After.
+		name:     "oxy 429",
+		status:   429,
+		header:   []string{"X-Retry-In: 1.2s"},
+		throttle: true,
+		wait:     "1.2s x-retry-in",
+	},
+	{
+		// Traefik's: both; Retry-After, the whole seconds above it, holds.
+		name:     "traefik 429",
+		status:   429,
+		header:   []string{"Retry-After: 2", "X-Retry-In: 1.2s"},
+		throttle: true,
+		wait:     "2s Retry-After",
+	},
+	{
+		name:     "x-retry-in garbage",
+		status:   429,
+		header:   []string{"X-Retry-In: soon"},
+		throttle: true,
+		warnings: []string{`X-Retry-In: "soon" is not a duration; ignored`},
+	},
+	{
 		name:     "jira burst 429",
 		status:   429,
 		header:   []string{"Retry-After: 1", "RateLimit-Reason: jira-burst-based", `RateLimit-Policy: "jira-burst-based";q=100;w=1`, `RateLimit: "jira-burst-based";r=0;t=1`},
