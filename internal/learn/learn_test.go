@@ -1437,7 +1437,7 @@ func TestMeterLeavesOutTheWaitsARefusalSets(t *testing.T) {
 			t.Fatalf("accepted %d: metered at %.2f a second, want 10 (the rate while free to send)", i+1, got)
 		}
 		if i%30 == 29 {
-			m.holdMeter(ep, at.Add(time.Second)) // refused: Retry-After 1
+			m.holdMeter(ep, at, at.Add(time.Second)) // refused: Retry-After 1
 			at = at.Add(time.Second)
 		}
 	}

@@ -753,27 +753,25 @@ func (mt *meter) accept(now time.Time) {
 	}
 }
 
-// holdMeter tells an endpoint's meter that a refusal holds the endpoint
-// until until: the time it waits is no sending time, and the rate it was
+// holdMeter tells an endpoint's meter that a refusal at now holds the
+// endpoint until until: the time it waits is no sending time, and the rate it was
 // accepted at is measured over the time it was free to send. Counted as
 // sending time (up to meterGap), a Retry-After of a second read HAProxy's
 // 10 a second, refused every few seconds, as 7.7: the ceiling AIMD keeps
 // from a cut, below which it climbs fast and past which it only probes.
-func (m *Memory) holdMeter(endpoint string, until time.Time) {
+func (m *Memory) holdMeter(endpoint string, now, until time.Time) {
 	m.lock()
 	defer m.mu.Unlock()
-	if mt := m.meterLocked(endpoint); until.After(mt.held) {
+	mt := m.meterLocked(endpoint)
+	if d := now.Sub(mt.last); !mt.last.IsZero() && d > 0 {
+		// Up to the refusal, the endpoint was sending: that time counts
+		// (one worker's refused request took its round trip).
+		mt.active += min(d, meterGap)
+		mt.last = now
+	}
+	if until.After(mt.held) {
 		mt.held = until
 	}
-}
-
-// noBurst reports whether AIMD has found an endpoint's limiter to have no
-// burst.
-func (m *Memory) noBurst(endpoint string) bool {
-	m.lock()
-	defer m.mu.Unlock()
-	st := m.aimd[endpoint]
-	return st != nil && st.noBurst
 }
 
 // refuse counts a bare 429 of an endpoint, and returns the share of its
