@@ -395,13 +395,13 @@ type meter struct {
 	// gap from the one accepted before it, when under meterGap.
 	accSent time.Time
 	accGap  time.Duration
-	last    time.Time     // the last accepted response; zero before the first
+	last    time.Time // the last accepted response; zero before the first
 	// held is when the last wait a refusal set on the endpoint ends: no
 	// sending time until then (holdMeter).
 	held   time.Time
 	active time.Duration // time counted since the window began
-	n       int
-	rate    float64 // the last full window's
+	n      int
+	rate   float64 // the last full window's
 	// prevN and prevActive are the last full window's count and time,
 	// for a rate over a window that slides (sliding).
 	prevN      int
