@@ -61,7 +61,9 @@
 //     of them draws far more than
 //     its share of the 429s, or when together they are accepted at under
 //     0.8 of what one was alone. A ceiling is the rate requests were
-//     accepted at when one was refused, or, lower by under a fifth, what
+//     accepted at when one was refused (metered over the time the endpoint
+//     was free to send: a wait the server mandated is left out), or, lower
+//     by under a fifth, what
 //     the limiter took between that refusal and the one before (2 to 20 s
 //     of sending): a bucket empty at both took its rate in between, with
 //     none of the burst a meter of the last seconds holds. A ceiling AIMD
