@@ -52,47 +52,15 @@ func TestMemoryCeiling(t *testing.T) {
 		return m.HeapAlloc
 	}
 	before := heap()
-	var worst time.Duration
-	slow := 0 // calls over a millisecond
-	start := time.Now()
 	peak := 0
-	for i := range *memPaths {
-		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("https://api.test/v1/acct-%d/orders", i), nil)
-		began := time.Now()
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		took := time.Since(began)
-		worst = max(worst, took)
-		if took > time.Millisecond {
-			slow++
-		}
+	calls := timeCalls(t, tr, *memPaths, func(i int) {
 		if i%1024 == 0 {
 			peak = max(peak, st.Len())
 		}
-	}
-	elapsed := time.Since(start)
+	})
 	// The same calls to the stub alone: what this host's scheduler and
 	// the runtime stop a call for, with no heed in it.
-	var bareWorst time.Duration
-	bareSlow := 0
-	bareStart := time.Now()
-	for i := range *memPaths {
-		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("https://api.test/v1/acct-%d/orders", i), nil)
-		began := time.Now()
-		resp, _ := advertising{}.RoundTrip(req)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		took := time.Since(began)
-		bareWorst = max(bareWorst, took)
-		if took > time.Millisecond {
-			bareSlow++
-		}
-	}
-	bareElapsed := time.Since(bareStart)
+	bare := timeCalls(t, advertising{}, *memPaths, func(int) {})
 	after := heap()
 	grew := (float64(after) - float64(before)) / (1 << 20)
 	// Figures for BENCHMARKS.md; the times are the machine's, not asserted.
@@ -100,14 +68,49 @@ func TestMemoryCeiling(t *testing.T) {
 	// scopes a call); what else stops a call is the runtime's: the longest
 	// pause the garbage collector stopped the world for, beside it.
 	t.Logf("FIGURES memory: %d distinct paths in %v (%.2f µs each), heap +%.1f MiB, store %d scopes at the end (peak sampled %d), longest call %v, %d calls over 1ms (%.0f a second; the stub alone: %v, %d, %.0f a second), longest GC pause up to %v",
-		*memPaths, elapsed.Round(time.Millisecond), float64(elapsed.Microseconds())/float64(*memPaths), grew, st.Len(), peak, worst.Round(time.Microsecond),
-		slow, float64(slow)/elapsed.Seconds(), bareWorst.Round(time.Microsecond), bareSlow, float64(bareSlow)/bareElapsed.Seconds(), longestGCPause().Round(time.Microsecond))
+		*memPaths, calls.elapsed.Round(time.Millisecond), float64(calls.elapsed.Microseconds())/float64(*memPaths), grew, st.Len(), peak, calls.worst.Round(time.Microsecond),
+		calls.slow, calls.slowPerSecond(), bare.worst.Round(time.Microsecond), bare.slow, bare.slowPerSecond(), longestGCPause().Round(time.Microsecond))
 	if grew > ceilingMiB {
 		t.Errorf("the heap grew by %.1f MiB over %d distinct paths, want at most %d MiB", grew, *memPaths, ceilingMiB)
 	}
 	if n := st.Len(); n > memstore.DefaultMaxScopes || peak > memstore.DefaultMaxScopes {
 		t.Errorf("the store holds %d scopes (peak %d), want at most DefaultMaxScopes, %d", n, peak, memstore.DefaultMaxScopes)
 	}
+}
+
+// callTimes is how long a run of calls took: in all, the longest one, and
+// how many took over a millisecond.
+type callTimes struct {
+	elapsed, worst time.Duration
+	slow           int
+}
+
+func (c callTimes) slowPerSecond() float64 { return float64(c.slow) / c.elapsed.Seconds() }
+
+// timeCalls sends n requests through rt, each to a distinct path, timing
+// each; after(i) runs after request i, untimed.
+func timeCalls(t *testing.T, rt http.RoundTripper, n int, after func(i int)) callTimes {
+	t.Helper()
+	var c callTimes
+	start := time.Now()
+	for i := range n {
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("https://api.test/v1/acct-%d/orders", i), nil)
+		began := time.Now()
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		took := time.Since(began)
+		c.worst = max(c.worst, took)
+		if took > time.Millisecond {
+			c.slow++
+		}
+		after(i)
+	}
+	c.elapsed = time.Since(start)
+	return c
 }
 
 // longestGCPause returns the upper bound of the longest stop-the-world

@@ -275,6 +275,17 @@ func TestGrantsHonourBlocksAndCounts(t *testing.T) {
 	}
 }
 
+// holdTurns admits adm four times on a lease Store that holds no turn of
+// its scopes yet: grants of 1, 2 and 4, so that it holds 3.
+func holdTurns(t *testing.T, s *Store, adm *store.Admission) {
+	t.Helper()
+	for range 4 {
+		if d, err := s.Admit(context.Background(), adm); err != nil || d.Reason != store.Admitted {
+			t.Fatalf("Admit = %+v, %v", d, err)
+		}
+	}
+}
+
 // Another process's block reaches the turns a Store holds within the
 // horizon, and no later: until then they are handed out, after it the
 // Store asks Redis, which has the block.
@@ -286,11 +297,7 @@ func TestGrantsSeeOthersBlocksWithinTheHorizon(t *testing.T) {
 	b, _ := leaseStore(t, srv, prefix, clock, 0)
 	ctx := context.Background()
 	adm := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant GET /x", Rate: 1e9, Burst: 1e9}}}
-	for range 4 { // grants of 1, 2 and 4: 3 held
-		if d, err := a.Admit(ctx, adm); err != nil || d.Reason != store.Admitted {
-			t.Fatalf("a.Admit = %+v, %v", d, err)
-		}
-	}
+	holdTurns(t, a, adm)
 	if err := b.Update(ctx, &store.Update{Blocks: []store.Block{{Key: adm.Scopes[0].Key, For: time.Minute}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -309,8 +316,7 @@ func TestGrantsSeeOthersBlocksWithinTheHorizon(t *testing.T) {
 // the same turn, and Redis keeps the least. A mandated wait is still
 // decided locally, with no round trip. Without this, each of a fleet's
 // Stores held its requests to its own bound, up to a second past the turn
-// another process knew (TestManyClients/ietf-window in lease mode lost
-// half a second of a window now and then).
+// another process knew.
 func TestGrantsAskRedisWhileOnlyABoundHolds(t *testing.T) {
 	srv := redistest.Start(t)
 	clock := storetest.NewClock()
@@ -319,11 +325,7 @@ func TestGrantsAskRedisWhileOnlyABoundHolds(t *testing.T) {
 	b, _ := leaseStore(t, srv, prefix, clock, 8)
 	ctx := context.Background()
 	adm := &store.Admission{Scopes: []store.ScopeAdmit{{Key: "tenant GET /x", Rate: 1e9, Burst: 1e9}}}
-	for range 4 { // grants of 1, 2 and 4: 3 held
-		if d, err := a.Admit(ctx, adm); err != nil || d.Reason != store.Admitted {
-			t.Fatalf("a.Admit = %+v, %v", d, err)
-		}
-	}
+	holdTurns(t, a, adm)
 	bound := func(s *Store, d time.Duration) {
 		t.Helper()
 		if err := s.Update(ctx, &store.Update{Blocks: []store.Block{{Key: adm.Scopes[0].Key, For: d, Bound: true}}}); err != nil {

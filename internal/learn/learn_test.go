@@ -3236,9 +3236,7 @@ func TestPlanSharedUnnamedCountOfThree(t *testing.T) {
 		r.Endpoint = "https://api.test GET " + endpoint
 		l := header.Limit{Known: header.HasQuota | rr, Quota: 20, Remaining: remaining, Reset: t0.Add(time.Duration(window) * time.Second), Dialect: header.XRateLimit, Unit: header.Requests}
 		at += 10
-		var p Plan
-		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200,
-			SentAt: t0.Add(time.Duration(at) * time.Millisecond), Now: t0.Add(time.Duration(at+1) * time.Millisecond)}, &p)
+		planAnswer(m, r, at, 200, l)
 	}
 	joined := func(m *Memory) (n int) {
 		for _, e := range []string{"/x", "/y", "/z"} {

@@ -168,9 +168,8 @@ func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, no
 	if status == http.StatusTooManyRequests {
 		// Refused: the rate measured was too high, or the count is
 		// spent by others too. Measured again from here, from a fifth
-		// below.
-		// Refusals of requests sent before the last cut was made are
-		// that cut's: many at once are one event.
+		// below; refusals of requests sent before the last cut was made
+		// are that cut's (many at once are one event).
 		if sentAt.After(s.cut) {
 			if s.rate > 0 {
 				s.ceiling = s.rate * refillNear
@@ -251,7 +250,8 @@ func (m *Memory) refillCount(key string, l *header.Limit, status int, sentAt, no
 		// count of a few units, took a fifth or more off the rate at
 		// each spend (tollbooth's 2.5 a second, measured at 0.85); the
 		// bound above alone held a count at 0 that was paced 3% above
-		// its rate until refused (throttled's 60 a minute).
+		// its rate until refused (throttled's 60 a minute). A first
+		// measure, with no rate yet, is the bound below.
 		back := l.Remaining - s.r0 + float64(s.n)
 		if s.fromFull {
 			back += 0.5
