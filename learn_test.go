@@ -706,15 +706,15 @@ func TestARoundedResetOnAServersGrid(t *testing.T) {
 					hammer(t, &heed.Transport{Base: slowed{srv, 20 * time.Millisecond}}, 4, 20*time.Second, func(w, i int) string { return "https://api.test/v1/win/x" }, nil)
 					srv.mu.Lock()
 					defer srv.mu.Unlock()
-					// In the first window, at most one refusal: a race of its
-					// own, not of the grid's turns, open. In about one run in
-					// thirty (4 workers; 91d721b too), two requests went at
-					// one turn when an answer had said 1 was left (1 left at
-					// 40 ms, then a 200 and a 429 at 292 ms), likely a turn
-					// reserved before the count was told, which a reserved
-					// request's admission does not check again.
-					if srv.lateRefused != 0 || srv.refused > 1 || srv.accepted < 185 {
-						t.Errorf("accepted %d of 200, refused %d (%d after the first window); want at least 185, none after the first window and at most one in it (per window %v)",
+					// None refused. In about one run in thirty (4 workers, at
+					// GOMAXPROCS=4), two requests once went at one turn when
+					// an answer had said 1 was left: four answers at one
+					// instant told rates of 4, 1.6 and 3.2 a second, and the
+					// last, faster again, booked the next turn on top of the
+					// one a waiter held (storetest's
+					// FasterLearnedRateKeepsBookedTurns).
+					if srv.refused != 0 || srv.accepted < 185 {
+						t.Errorf("accepted %d of 200, refused %d (%d after the first window); want at least 185 and none refused (per window %v)",
 							srv.accepted, srv.refused, srv.lateRefused, srv.per)
 					}
 				})

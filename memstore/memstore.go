@@ -779,18 +779,21 @@ func (s *Store) Update(ctx context.Context, u *store.Update) error {
 			ttl = store.DefaultRateTTL
 		}
 		rate := r.Apply(cur)
-		if old := cmp.Or(cur, r.Default); old > 0 && rate > old && st.tat.After(now) {
-			// The pacing debt is held as time at the old rate: carry it
-			// over in units, so that a faster rate takes effect at once,
-			// but never closer than one new interval after the turn last
-			// booked, which a waiter already holds. A slower rate applies
-			// from the next turn on.
-			carried := now.Add(time.Duration(float64(st.tat.Sub(now)) * old / rate))
+		if old := cmp.Or(cur, r.Default); old > 0 && rate > 0 && rate != old && st.tat.After(now) {
+			// The next turn is one new interval after the turn last booked
+			// (one old interval before tat), which a waiter may hold: a
+			// slower rate applies from the next turn on, and tat stays one
+			// interval of the rate in force after the last turn, so that a
+			// faster rate after a slower one never books on top of it.
 			booked := st.tat.Add(-limiter.Pace{Rate: old}.Span(1)).Add(limiter.Pace{Rate: rate}.Span(1))
-			st.tat = carried
-			if booked.After(carried) {
-				st.tat = booked
+			if rate > old {
+				// The pacing debt is held as time at the old rate: carried
+				// over in units, a faster rate takes effect at once.
+				if carried := now.Add(time.Duration(float64(st.tat.Sub(now)) * old / rate)); carried.After(booked) {
+					booked = carried
+				}
 			}
+			st.tat = booked
 		}
 		if cur > 0 && rate > 0 && r.Burst < st.burst {
 			// Debt borrowed against a learned burst larger than the new one

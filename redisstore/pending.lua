@@ -179,12 +179,15 @@ local function update(j, k, out)
     if lapsed then fields[7], fields[8] = 't', abs(t) end
     local old = cur -- cmp.Or(cur, Default)
     if old == 0 then old = def end
-    if old > 0 and v > old and t and t > 0 then
-      -- The pacing debt is held as time at the old rate: carry it over in
-      -- units, so that a faster rate takes effect at once; but never closer
-      -- than one new interval after the turn last booked, which a waiter
-      -- already holds.
-      t = math.max(math.floor(t * old / v), t - span(1, old) + span(1, v))
+    if old > 0 and v > 0 and v ~= old and t and t > 0 then
+      -- The next turn is one new interval after the turn last booked (one
+      -- old interval before t), which a waiter may hold: a slower rate
+      -- applies from the next turn on. A faster one carries the pacing
+      -- debt, held as time at the old rate, over in units, so that it takes
+      -- effect at once, but never onto the turn last booked.
+      local booked = t - span(1, old) + span(1, v)
+      if v > old then booked = math.max(math.floor(t * old / v), booked) end
+      t = booked
       fields[7], fields[8] = 't', abs(t)
     end
     if cur > 0 and v > 0 and burst < (tonumber(h[6]) or 0) and t then

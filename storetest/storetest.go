@@ -614,9 +614,17 @@ var cases = []struct {
 		// that lands on top of theirs.
 		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 4, Default: 1, TTL: time.Minute}}})
 		h.expect(adm(sc), store.Paced, 2250*ms, "e", true)
-		// A slower rate applies from the next turn on.
+		// A slower rate and a faster one again, before anyone books: the
+		// next turn is one interval of the last after the turn last booked
+		// (2.25s), not on top of it, as counts answered at one instant
+		// set (a race: two requests went at one turn with 1 left).
 		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 2, TTL: time.Minute}}})
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 4, TTL: time.Minute}}})
 		h.expect(adm(sc), store.Paced, 2500*ms, "e", true)
+		// A slower rate applies from the next turn on: one new interval
+		// after the last booked.
+		h.update(&store.Update{Rates: []store.RateUpdate{{Key: "e", Rate: 2, TTL: time.Minute}}})
+		h.expect(adm(sc), store.Paced, 3*s, "e", true)
 	}},
 	{"ServerCountReplacesTheDebt", func(h *harness) {
 		sc := store.ScopeAdmit{Key: "e", Rate: 1, Burst: 1}
