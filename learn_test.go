@@ -723,6 +723,60 @@ func TestARoundedResetOnAServersGrid(t *testing.T) {
 	}
 }
 
+// Two routes that share one draft-8 counter ("20-in-1sec", resets as
+// delays rounded up), each a program's loop of one request after another:
+// the count joins a scope of both routes after its first answers, so the
+// window's turn is bounded by the delays of the answers that scope saw,
+// the nearest first. Guessed at the last answer's reset, the first spent
+// window was held until 1.8 s, three quarters of the next one lost.
+func TestASharedCountsTurnFromItsNearestDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		srv := sim.New(sim.SharedPolicy(12))
+		rec := &acceptLog{rt: srv.RoundTripper()}
+		tr := &heed.Transport{Base: rec}
+		until := start.Add(3 * time.Second)
+		var wg sync.WaitGroup
+		for _, path := range []string{"/v2/s/x", "/v2/t/x"} {
+			wg.Go(func() { loop(tr, "https://api.test"+path, 0, until) })
+		}
+		wg.Wait()
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		if rec.refused != 0 || len(rec.sent) < 21 {
+			t.Fatalf("accepted %d, refused %d; want more than a window's 20 and none refused", len(rec.sent), rec.refused)
+		}
+		// The window turns at 1 s: the second window's first request goes
+		// after it, and within a fifth of a second of it.
+		if at := rec.sent[20].Sub(start); at < time.Second || at > 1200*time.Millisecond {
+			t.Errorf("the second window's first request went at %v, want in [1s, 1.2s]", at)
+		}
+	})
+}
+
+// acceptLog records when each request the server accepted was sent.
+type acceptLog struct {
+	rt      http.RoundTripper
+	mu      sync.Mutex
+	sent    []time.Time
+	refused int
+}
+
+func (a *acceptLog) RoundTrip(req *http.Request) (*http.Response, error) {
+	at := time.Now()
+	resp, err := a.rt.RoundTrip(req)
+	if err == nil {
+		a.mu.Lock()
+		if resp.StatusCode < 400 {
+			a.sent = append(a.sent, at)
+		} else {
+			a.refused++
+		}
+		a.mu.Unlock()
+	}
+	return resp, err
+}
+
 // slowed answers after d, as a server's latency does.
 type slowed struct {
 	rt http.RoundTripper

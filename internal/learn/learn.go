@@ -598,6 +598,7 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			resetIn += sl.late
 			rounded := (!AbsoluteReset(l.Dialect) || l.Has(header.ResetSeconds)) && resetIn >= time.Second && resetIn%time.Second == 0
 			whole := time.Duration(0) // a reset rounded up to whole seconds
+			delay := rounded          // a delay rounded up: a bound of the turn from every answer
 			if rounded {
 				whole = resetIn
 			} else if short && wholeInstant(l) && l.Reset.After(now) && sl.late == 0 {
@@ -612,6 +613,9 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			}
 			if short && refillIn == 0 {
 				m.observeWindow(key, l.Window, l.Quota, l.Remaining, whole, in.SentAt, now)
+				if delay {
+					m.boundTurn(key, now.Add(resetIn), now)
+				}
 				if opened {
 					// After the reading: the window's first answer, which
 					// openedWindow saw before the window's length was known.

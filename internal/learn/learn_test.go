@@ -1270,6 +1270,40 @@ func TestPhaseFromRoundedResetsOfTheFirstWindow(t *testing.T) {
 	}
 }
 
+// A window whose first answer no phase saw (its count joined a scope
+// shared with another endpoint after it, or it was first seen part spent)
+// is still bounded by its answers' delays, rounded up: each puts the turn
+// no later than the answer and its delay, and the nearest holds until the
+// count rises. Without it, the turn of a draft-8 "20-in-1sec" that two
+// routes share was guessed at the last answer's reset, and a program's
+// loop on each route lost three quarters of the next window.
+func TestPhaseBoundedByEveryAnswersDelay(t *testing.T) {
+	var m Memory
+	const key, w = "k", time.Second
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	answer := func(remaining float64, sent, at int) {
+		m.observeWindow(key, w, 20, remaining, time.Second, ms(sent), ms(at))
+		m.boundTurn(key, ms(at).Add(time.Second), ms(at))
+	}
+	// The window turns at 1s; its first answer went to another scope.
+	answer(14, 71, 91) // "1": turns by 1.091s
+	answer(8, 349, 369)
+	answer(0, 710, 730) // "1": by 1.73s, a bound the first's is nearer than
+	turn, ok, _ := m.nextTurn(key, ms(730))
+	if want := ms(1091).Add(phaseMargin); !ok || !turn.Equal(want) {
+		t.Errorf("next turn = %v (%v), want %v: the first answer's delay bounds it", turn.Sub(t0), ok, want.Sub(t0))
+	}
+	// An answer late in the next window bounds its turn at 2.9s; the
+	// count rises past the turn at 2s, before that bound: it was the
+	// last window's, and the new window's first answer bounds the next.
+	answer(5, 1880, 1900)
+	answer(19, 2100, 2120)
+	turn, ok, _ = m.nextTurn(key, ms(2500))
+	if want := ms(3120).Add(phaseMargin); !ok || !turn.Equal(want) {
+		t.Errorf("next turn after the rise = %v (%v), want %v: the new window's first answer bounds it", turn.Sub(t0), ok, want.Sub(t0))
+	}
+}
+
 // A window opened by a client's first request (express-rate-limit's)
 // turns a window after that request, wherever earlier turns were: where
 // the turns drift later with the requests that open them, their readings

@@ -50,6 +50,14 @@ type phase struct {
 	// from the readings is kept no sooner than the opened window's.
 	openedAt time.Time
 	periodic bool
+	// bound is the nearest upper bound of the current window's turn its
+	// answers' delays, rounded up, set (boundTurn): each puts the turn no
+	// later than its answer and its delay. Where the window was first seen
+	// part spent, or its count joined a scope shared with other endpoints
+	// after its first answer, no first answer bounds it; and a window
+	// longer than a second is bounded nearer by its last second's delay
+	// of 1. Zero when none; dropped when the window turns.
+	bound time.Time
 	// since is when the request was sent whose answer showed the current
 	// window begun (a turn, or quota-1 left): the requests sent since are
 	// the window's.
@@ -174,6 +182,10 @@ func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining flo
 		ph = &phase{w: w}
 		m.phases[key] = ph
 	}
+	if ph.seen && remaining > ph.remaining && sentAt.After(ph.sentAt) {
+		// Any rise: the bound was the last window's.
+		ph.bound = time.Time{}
+	}
 	switch {
 	case ph.seen && remaining-ph.remaining >= max(2, quota/4) && sentAt.After(ph.sentAt):
 		if !ph.openedAt.IsZero() && now.Before(ph.openedAt.Add(w)) {
@@ -192,6 +204,22 @@ func (m *Memory) observeWindow(key string, w time.Duration, quota, remaining flo
 		ph.narrow(sentAt.Add(resetIn-time.Second), now.Add(resetIn))
 	}
 	ph.remaining, ph.sentAt, ph.seen = remaining, sentAt, true
+}
+
+// boundTurn records that key's current window turns no later than at (an
+// answer's delay, rounded up to whole seconds, from when it came), after
+// observeWindow has seen the answer. A bound already passed is the last
+// window's.
+func (m *Memory) boundTurn(key string, at, now time.Time) {
+	m.lock()
+	defer m.mu.Unlock()
+	ph := m.phases[key]
+	if ph == nil {
+		return
+	}
+	if !ph.bound.After(now) || at.Before(ph.bound) {
+		ph.bound = at
+	}
 }
 
 // placeOpened gives key's phase (of a window of w, now known) the first
@@ -249,8 +277,12 @@ func (m *Memory) nextTurn(key string, now time.Time) (turn time.Time, ok, fixed 
 	if ph == nil {
 		return time.Time{}, false, false
 	}
-	// The window turns no later than w after its first answer.
+	// The window turns no later than w after its first answer, nor than
+	// the nearest bound its answers' delays set.
 	first := ph.firstAt.Add(ph.w + phaseMargin)
+	if b := ph.bound.Add(phaseMargin); ph.firstAt.IsZero() || !ph.bound.IsZero() && b.Before(first) {
+		first = b
+	}
 	if !first.After(now) {
 		first = time.Time{}
 	}
