@@ -22,6 +22,12 @@
 //     to two seconds, where a reset rounded to whole seconds is as coarse as
 //     the window, it is then paced at its steady rate and blocked, when
 //     exhausted, until the turn heed places.
+//   - A short window's turn is no later than a window after its first
+//     answer, nor than any of its answers plus its delay, rounded up
+//     (RateLimit-Reset: 1, draft-8's t=1): the nearest bound holds until
+//     the count rises (phase.bound). A count two routes share is joined
+//     into one scope only after its first answers, which its phase never
+//     saw.
 //   - A short window's count that this client alone spent (the answers to
 //     its last quota accepted requests all came in the current window,
 //     within one window's length) is held, spent, at most until the oldest
