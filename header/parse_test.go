@@ -223,6 +223,38 @@ var parseCases = []parseCase{
 		wait:     "2s Retry-After",
 	},
 	{
+		// Spring Cloud Gateway's RedisRateLimiter (replenishRate 10,
+		// burstCapacity 20): a token bucket, read as 20 requests a
+		// bucket that fills in 2 s, 10 a second.
+		name:   "spring cloud gateway",
+		status: 200,
+		header: []string{"X-RateLimit-Remaining: 9", "X-RateLimit-Replenish-Rate: 10", "X-RateLimit-Burst-Capacity: 20", "X-RateLimit-Requested-Tokens: 1"},
+		limits: []string{"- requests - q=20 r=9 w=2s reset=? x-ratelimit"},
+	},
+	{
+		// Its documented way below one request a second: each request
+		// takes 60 tokens of a bucket of 60 that gains one a second.
+		name:   "spring cloud gateway, one a minute",
+		status: 200,
+		header: []string{"X-RateLimit-Remaining: 59", "X-RateLimit-Replenish-Rate: 1", "X-RateLimit-Burst-Capacity: 60", "X-RateLimit-Requested-Tokens: 60"},
+		limits: []string{"- requests - q=1 r=0 w=1m0s reset=? x-ratelimit"},
+	},
+	{
+		// Refused: no Retry-After, nothing left; no reset to wait for.
+		name:     "spring cloud gateway 429",
+		status:   429,
+		header:   []string{"X-RateLimit-Remaining: 0", "X-RateLimit-Replenish-Rate: 10", "X-RateLimit-Burst-Capacity: 20", "X-RateLimit-Requested-Tokens: 1"},
+		throttle: true,
+		limits:   []string{"- requests - q=20 r=0 w=2s reset=? x-ratelimit"},
+	},
+	{
+		// A rate of 0 makes no bucket; the count is still read.
+		name:   "spring cloud gateway, no rate",
+		status: 200,
+		header: []string{"X-RateLimit-Remaining: 3", "X-RateLimit-Replenish-Rate: 0", "X-RateLimit-Burst-Capacity: 20"},
+		limits: []string{"- requests - q=? r=3 w=? reset=? x-ratelimit"},
+	},
+	{
 		name:     "x-retry-in garbage",
 		status:   429,
 		header:   []string{"X-Retry-In: soon"},

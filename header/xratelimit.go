@@ -1,6 +1,7 @@
 package header
 
 import (
+	"math"
 	"strings"
 	"time"
 )
@@ -236,6 +237,9 @@ func (p *parser) xRateLimit() {
 	if n, ok := p.count("X-Ratelimit-Remaining", "X-RateLimit-Remaining"); ok {
 		lim.Remaining, lim.Known, got = n, lim.Known|HasRemaining, true
 	}
+	if p.tokenBucket(&lim) {
+		got = true
+	}
 	resetFrom := "X-RateLimit-Reset"
 	if t, k, ok := p.reset("X-Ratelimit-Reset", "X-RateLimit-Reset"); ok {
 		lim.Reset, lim.Known, got = t, lim.Known|k, true
@@ -301,6 +305,45 @@ func (p *parser) xRateLimit() {
 		}
 		p.add(extra, "")
 	}
+}
+
+// tokenBucket reads Spring Cloud Gateway's RedisRateLimiter into lim: a
+// token bucket that refills X-RateLimit-Replenish-Rate tokens a second up
+// to X-RateLimit-Burst-Capacity, a request taking
+// X-RateLimit-Requested-Tokens (1 where absent), X-RateLimit-Remaining
+// counting tokens. As a limit of requests: its quota what a full bucket
+// holds, its window the time the bucket takes to fill, so that its steady
+// rate is the replenish rate in requests, and what is left the requests
+// its tokens pay for. No reset: the gateway refills in whole seconds of
+// its store's clock, which no field places. Nothing where lim states a
+// quota of its own, or the fields make no bucket (a capacity that holds
+// no request, a rate of zero); false then.
+func (p *parser) tokenBucket(lim *Limit) bool {
+	if _, ok := p.h["X-Ratelimit-Replenish-Rate"]; !ok || lim.Has(HasQuota) {
+		return false
+	}
+	rate, ok := p.count("X-Ratelimit-Replenish-Rate", "X-RateLimit-Replenish-Rate")
+	if !ok || rate <= 0 {
+		return false
+	}
+	capacity, ok := p.count("X-Ratelimit-Burst-Capacity", "X-RateLimit-Burst-Capacity")
+	if !ok {
+		return false
+	}
+	cost := 1.0
+	if n, ok := p.count("X-Ratelimit-Requested-Tokens", "X-RateLimit-Requested-Tokens"); ok && n > 0 {
+		cost = n
+	}
+	quota := math.Floor(capacity / cost)
+	if quota < 1 || math.IsInf(capacity/rate, 0) {
+		return false
+	}
+	lim.Quota, lim.Window = quota, seconds(capacity/rate)
+	lim.Known |= HasQuota | HasWindow
+	if lim.Has(HasRemaining) {
+		lim.Remaining = math.Floor(lim.Remaining / cost)
+	}
+	return true
 }
 
 // millisReset reads a reset from a field whose name says milliseconds: a
