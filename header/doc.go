@@ -30,6 +30,10 @@
 //     RateLimit-Reset.
 //   - OpenAI's x-ratelimit-*-{requests,tokens} and Anthropic's
 //     anthropic-ratelimit-*.
+//   - Spring Cloud Gateway's RedisRateLimiter: X-RateLimit-Remaining in
+//     tokens beside X-RateLimit-Replenish-Rate, -Burst-Capacity and
+//     -Requested-Tokens, a token bucket, read as a limit of requests whose
+//     quota is what a full bucket holds and whose window is its fill time.
 //   - Shopify, HubSpot, Zendesk, Salesforce, Stripe and Fastly's own fields,
 //     Bucket4j's X-Rate-Limit-Retry-After-Seconds on a 429, Traefik's and
 //     vulcand/oxy's X-Retry-In (a Go duration, where no Retry-After says
