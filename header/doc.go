@@ -30,6 +30,10 @@
 //     RateLimit-Reset.
 //   - OpenAI's x-ratelimit-*-{requests,tokens} and Anthropic's
 //     anthropic-ratelimit-*.
+//   - A vendor's own family of the same three fields, X-<Vendor>-RateLimit-*
+//     or X-<Vendor>-Rate-Limit-* (Sentry's X-Sentry-Rate-Limit-Reset in
+//     epoch seconds, Brevo's x-sib-ratelimit-reset a delay), read as
+//     X-RateLimit-* is; and MailerLite's X-RateLimit-Retry-After, a wait.
 //   - Spring Cloud Gateway's RedisRateLimiter: X-RateLimit-Remaining in
 //     tokens beside X-RateLimit-Replenish-Rate, -Burst-Capacity and
 //     -Requested-Tokens, a token bucket, read as a limit of requests whose

@@ -149,6 +149,54 @@ func (p *parser) dialects() {
 	if p.has(famFastly) {
 		p.fastly()
 	}
+	if p.has(famVendor) {
+		p.vendorFields()
+	}
+}
+
+// vendorPrefix returns the prefix of a canonical key of a vendor's own
+// rate-limit family, X-<Vendor>-Ratelimit- or X-<Vendor>-Rate-Limit- with
+// a vendor of one token (Sentry's X-Sentry-Rate-Limit-Remaining, Brevo's
+// x-sib-ratelimit-remaining), or "". HubSpot's and Azure's (X-Ms-),
+// which say other things, are not one.
+func vendorPrefix(k string) string {
+	// The shortest is X-V-Ratelimit-Reset, and the fields read end in
+	// -Limit, -Remaining or -Reset: most X- fields are rejected by their
+	// length or their last byte, the rest by the two after the vendor.
+	if len(k) < len("X-V-Ratelimit-Reset") || k[0] != 'X' || k[1] != '-' {
+		return ""
+	}
+	if last := k[len(k)-1]; last != 't' && last != 'g' {
+		return ""
+	}
+	i := strings.IndexByte(k[2:], '-')
+	if i <= 0 {
+		return ""
+	}
+	vendor, rest := k[2:2+i], k[2+i:]
+	if len(rest) < len("-Ratelimit-") || rest[1] != 'R' || rest[2] != 'a' || vendor == "Hubspot" || vendor == "Ms" {
+		return ""
+	}
+	for _, fam := range [2]string{"-Ratelimit-", "-Rate-Limit-"} {
+		if strings.HasPrefix(rest, fam) {
+			return k[:2+i+len(fam)]
+		}
+	}
+	return ""
+}
+
+// vendorFields reads a vendor's own family as X-RateLimit-* is read: its
+// -Limit, -Remaining and -Reset fields (Sentry's fixed windows, per caller
+// and endpoint, reset in epoch seconds; Brevo's, reset a delay in
+// seconds).
+func (p *parser) vendorFields() {
+	v := p.vendor
+	name := func(f string) string { return strings.ToLower(v) + f }
+	p.simple(Limit{Dialect: XRateLimit}, &fields{
+		v + "Limit", name("limit"),
+		v + "Remaining", name("remaining"),
+		v + "Reset", name("reset"),
+	})
 }
 
 // Header families, found by one pass over the header's keys so that a
@@ -175,6 +223,8 @@ const (
 	famFastly            // Fastly-RateLimit-*
 	famRetryAfterNamed   // Retry-After-<name>, @nestjs/throttler's named throttlers
 	famRetryIn           // X-Retry-In, Traefik's and vulcand/oxy's
+	famVendor            // X-<Vendor>-Ratelimit-* or X-<Vendor>-Rate-Limit-* (Sentry's, Brevo's)
+	famXRetry            // X-RateLimit-Retry-After, MailerLite's
 )
 
 // Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
@@ -197,6 +247,7 @@ const (
 	keyMsRetryAfterMs      = "X-Ms-Retry-After-Ms"              // Azure
 	keyRetryAfterSeconds   = "X-Rate-Limit-Retry-After-Seconds" // Bucket4j
 	keyRetryIn             = "X-Retry-In"                       // Traefik, vulcand/oxy: a Go duration
+	keyXRetryAfter         = "X-Ratelimit-Retry-After"          // MailerLite
 	keyRateLimitPartition  = "Ratelimit-Partition"
 	prefixZendesk          = "Zendesk-Ratelimit-"
 	maxZendesk             = 8
@@ -246,6 +297,7 @@ type parse struct {
 	nunified int
 	nnamed   int
 	nwaits   int
+	vendor   string // "X-<Vendor>-Ratelimit-" or "X-<Vendor>-Rate-Limit-": a vendor's own family (vendorFields)
 
 	bodyRetry    time.Duration // Discord's body retry_after
 	hasBodyRetry bool
@@ -345,6 +397,9 @@ func (p *parser) scan() {
 				if strings.HasSuffix(k, "-Ms") {
 					p.fams |= famMillis
 				}
+				if k == keyXRetryAfter {
+					p.fams |= famXRetry
+				}
 			case strings.HasPrefix(k, "X-Rate-Limit"):
 				p.fams |= famXRate
 				if k == "X-Rate-Limit" {
@@ -358,6 +413,13 @@ func (p *parser) scan() {
 				p.fams |= famX24
 			case k == keyMsRetryAfterMs:
 				p.fams |= famMillis
+			default:
+				if v := vendorPrefix(k); v != "" && (p.vendor == "" || v < p.vendor) {
+					// The least, where two vendors' families meet: the
+					// header map's order is random.
+					p.fams |= famVendor
+					p.vendor = v
+				}
 			}
 		case 'A':
 			switch {
@@ -564,6 +626,17 @@ func (p *parser) finish() {
 				w.set(seconds(math.Floor(n)+1), "x-rate-limit-retry-after-seconds")
 			} else {
 				p.warnf("X-Rate-Limit-Retry-After-Seconds: %s is not a delay in seconds; ignored", quote(v))
+			}
+		}
+	}
+	if p.has(famXRetry) {
+		// A wait in its own field beside X-RateLimit-* (MailerLite's
+		// X-RateLimit-Retry-After, in seconds).
+		if v, ok := p.get(keyXRetryAfter); ok {
+			if d, ok := ParseRetryAfter(v, p.now); ok {
+				w.set(d, "x-ratelimit-retry-after")
+			} else {
+				p.warnf("X-RateLimit-Retry-After: %s is neither a delay nor a date; ignored", quote(v))
 			}
 		}
 	}

@@ -255,6 +255,42 @@ var parseCases = []parseCase{
 		limits: []string{"- requests - q=? r=3 w=? reset=? x-ratelimit"},
 	},
 	{
+		// Sentry's own family: a fixed window per caller and endpoint,
+		// its reset in epoch seconds; its concurrency fields are not read.
+		name:   "sentry",
+		status: 200,
+		header: []string{"X-Sentry-Rate-Limit-Limit: 40", "X-Sentry-Rate-Limit-Remaining: 39", "X-Sentry-Rate-Limit-Reset: 1795953660",
+			"X-Sentry-Rate-Limit-ConcurrentLimit: 25", "X-Sentry-Rate-Limit-ConcurrentRemaining: 24"},
+		limits: []string{"- requests - q=40 r=39 w=? reset=+1m0s x-ratelimit"},
+	},
+	{
+		// Brevo's (x-sib-ratelimit-*), its reset a delay in seconds: the
+		// wait of a 429 that says nothing else.
+		name:     "brevo 429",
+		status:   429,
+		header:   []string{"x-sib-ratelimit-limit: 1000", "x-sib-ratelimit-remaining: 0", "x-sib-ratelimit-reset: 30"},
+		throttle: true,
+		wait:     "30s x-sib-ratelimit-reset",
+		limits:   []string{"- requests - q=1000 r=0 w=? reset=+30s x-ratelimit"},
+	},
+	{
+		// MailerLite's wait in X-RateLimit-Retry-After, beside a reset
+		// that is a date.
+		name:     "mailerlite 429",
+		status:   429,
+		header:   []string{"X-RateLimit-Limit: 60", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset: 2026-11-29T12:00:40Z", "X-RateLimit-Retry-After: 38"},
+		throttle: true,
+		wait:     "38s x-ratelimit-retry-after",
+		limits:   []string{"- requests - q=60 r=0 w=? reset=+40s x-ratelimit"},
+	},
+	{
+		// Azure's X-Ms-Ratelimit-Remaining-* and HubSpot's own fields
+		// are no vendor family of -Limit, -Remaining and -Reset.
+		name:   "azure remaining only",
+		status: 200,
+		header: []string{"X-Ms-Ratelimit-Remaining-Subscription-Reads: 11999"},
+	},
+	{
 		name:     "x-retry-in garbage",
 		status:   429,
 		header:   []string{"X-Retry-In: soon"},
@@ -762,7 +798,7 @@ func TestCanonicalKeys(t *testing.T) {
 		keyRateLimitReason, keyRateLimitLimit, keyRateLimitRemaining, keyRateLimitReset,
 		keyRateLimitResetTime, keyRateLimitName, keyShopify, keySalesforce, keyStripeReason,
 		keyRetryAfterMs, keyMsRetryAfterMs, keyRateLimitPartition, prefixZendesk, prefixUnified + "X",
-		prefixKongLimit + "X", prefixKongRemaining + "X", keyRetryAfterSeconds,
+		prefixKongLimit + "X", prefixKongRemaining + "X", keyRetryAfterSeconds, keyXRetryAfter,
 	} {
 		if c := http.CanonicalHeaderKey(k); c != k {
 			t.Errorf("CanonicalHeaderKey(%q) = %q, want it unchanged", k, c)
