@@ -60,6 +60,11 @@ func FuzzXRateLimit(f *testing.F) {
 			"X-App-Limit-24hour-Limit": {limit}, "X-User-Limit-24hour-Reset": {reset},
 			"X-Ratelimit-Endpoint-Requests-Remaining": {remaining}, "X-Ratelimit-Endpoint-Name": {kind},
 			"Retry-After-Ms": {ms},
+			// Spring Cloud Gateway's bucket, MailerLite's wait, a vendor's
+			// own family.
+			"X-Ratelimit-Replenish-Rate": {limit}, "X-Ratelimit-Burst-Capacity": {remaining}, "X-Ratelimit-Requested-Tokens": {ms},
+			"X-Ratelimit-Retry-After": {reset},
+			"X-Sentry-Rate-Limit-Limit": {limit}, "X-Sentry-Rate-Limit-Remaining": {remaining}, "X-Sentry-Rate-Limit-Reset": {reset},
 		}
 		o := Parse(status, h, nil, now)
 		checkObservation(t, &o)
