@@ -71,10 +71,7 @@ func (t *Transport) policy() retryPolicy {
 type decideInput struct {
 	status int
 	obs    *header.Observation
-	// retryAfter is the response's Retry-After field, which tells a delay
-	// in seconds (needing no clock-skew allowance) from a date.
-	retryAfter string
-	keys       *learn.Request
+	keys   *learn.Request
 	// widened is the scope learning takes a bare 429 to be a limit of, when
 	// it spans the endpoints that draw them; "" for the endpoint's own.
 	widened string
@@ -128,7 +125,6 @@ func (t *Transport) decideInput(r *request, resp *http.Response, attempt int) de
 	return decideInput{
 		status:       resp.StatusCode,
 		obs:          &r.obs,
-		retryAfter:   first(resp.Header["Retry-After"]),
 		keys:         &r.keys,
 		widened:      r.plan.Widened,
 		bareBlock:    r.plan.BareBlock,
@@ -176,7 +172,7 @@ func decide(p *retryPolicy, in *decideInput) decision {
 		return decideServerError(p, in)
 	}
 	serverWait, hasWait := obs.RetryAfter, obs.HasRetryAfter
-	if hasWait && !isDeltaSeconds(in.retryAfter) {
+	if hasWait && obs.RetryAfterInstant {
 		serverWait = max(serverWait+p.skew, 0) // an instant on the server's clock
 	}
 	if in.status == http.StatusTooManyRequests && serverWait < minThrottleWait {
@@ -299,20 +295,6 @@ func (p *retryPolicy) backoff(attempt int) time.Duration {
 		}
 	}
 	return time.Duration(p.rand() * float64(ceil))
-}
-
-// isDeltaSeconds reports whether a Retry-After value is a number of
-// seconds, which needs no clock-skew allowance, rather than a date.
-func isDeltaSeconds(v string) bool {
-	if v == "" {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < '0' || c > '9') && c != '.' && c != ' ' {
-			return false
-		}
-	}
-	return true
 }
 
 // first returns a header field's first value, or "": for canonical names,

@@ -26,7 +26,6 @@ func TestDecide(t *testing.T) {
 		name       string
 		status     int
 		obs        header.Observation
-		retryAfter string // the Retry-After field
 		rand       float64
 		widened    string
 		bareBlock  time.Duration // learning's block for a bare 429
@@ -41,7 +40,7 @@ func TestDecide(t *testing.T) {
 		{name: "200 is returned", status: 200, want: decision{}},
 		{name: "503 without a wait is returned", status: 503, want: decision{}},
 		{
-			name: "429 waits Retry-After", status: 429, obs: throttle(5*time.Second, ""), retryAfter: "5",
+			name: "429 waits Retry-After", status: 429, obs: throttle(5*time.Second, ""),
 			want: decision{Throttled: true, Retry: true, Delay: 5 * time.Second},
 		},
 		{
@@ -49,65 +48,65 @@ func TestDecide(t *testing.T) {
 			want: decision{Throttled: true, Retry: true, Delay: time.Second},
 		},
 		{
-			name: "Retry-After as a date gets the clock skew", status: 429, obs: throttle(5*time.Second, ""),
-			retryAfter: "Tue, 01 Dec 2026 08:00:05 GMT",
-			want:       decision{Throttled: true, Retry: true, Delay: 5*time.Second + DefaultClockSkew},
+			name: "a wait stated as an instant (a Retry-After date) gets the clock skew", status: 429,
+			obs:  header.Observation{Throttled: true, RetryAfter: 5 * time.Second, HasRetryAfter: true, RetryAfterInstant: true},
+			want: decision{Throttled: true, Retry: true, Delay: 5*time.Second + DefaultClockSkew},
 		},
 		{
-			name: "jitter is added to the server's wait", status: 429, obs: throttle(5*time.Second, ""), retryAfter: "5", rand: 0.5,
+			name: "jitter is added to the server's wait", status: 429, obs: throttle(5*time.Second, ""), rand: 0.5,
 			// backoff(0) with rand 0.5 is 1s, below 5s + 250ms of jitter.
 			want: decision{Throttled: true, Retry: true, Delay: 5*time.Second + 250*time.Millisecond},
 		},
 		{
-			name: "jitter is at most a tenth of a short wait", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", rand: 0.5,
+			name: "jitter is at most a tenth of a short wait", status: 429, obs: throttle(time.Second, ""), rand: 0.5,
 			// backoff(0) with rand 0.5 is 1s; 1s + half of 100ms is above it.
 			want: decision{Throttled: true, Retry: true, Delay: time.Second + 50*time.Millisecond},
 		},
 		{
-			name: "the backoff floor grows with attempts", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", rand: 0.5, attempt: 3,
+			name: "the backoff floor grows with attempts", status: 429, obs: throttle(time.Second, ""), rand: 0.5, attempt: 3,
 			// 2s << 3 = 16s, half of it: 8s, above 1s + 250ms.
 			want: decision{Throttled: true, Retry: true, Delay: 8 * time.Second, Event: LimitedEvent{Attempt: 3}},
 		},
 		{
-			name: "a wait beyond MaxWait is not retried, but blocks", status: 429, obs: throttle(2*time.Hour, ""), retryAfter: "7200",
+			name: "a wait beyond MaxWait is not retried, but blocks", status: 429, obs: throttle(2*time.Hour, ""),
 			want: decision{Throttled: true, Delay: 2 * time.Hour},
 		},
 		{
-			name: "an absurd wait is clamped to a day", status: 429, obs: throttle(400*time.Hour, ""), retryAfter: "1440000",
+			name: "an absurd wait is clamped to a day", status: 429, obs: throttle(400*time.Hour, ""),
 			want: decision{Throttled: true, Delay: 24 * time.Hour},
 		},
 		{
-			name: "retries used up", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", attempt: DefaultMaxRetries,
+			name: "retries used up", status: 429, obs: throttle(time.Second, ""), attempt: DefaultMaxRetries,
 			want: decision{Throttled: true, Delay: time.Second, Event: LimitedEvent{Attempt: DefaultMaxRetries}},
 		},
 		{
-			name: "not safe to repeat", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", noRetry: true,
+			name: "not safe to repeat", status: 429, obs: throttle(time.Second, ""), noRetry: true,
 			want: decision{Throttled: true, Delay: time.Second},
 		},
 		{
-			name: "a delay past the deadline is not retried", status: 429, obs: throttle(10*time.Second, ""), retryAfter: "10", deadline: 5 * time.Second,
+			name: "a delay past the deadline is not retried", status: 429, obs: throttle(10*time.Second, ""), deadline: 5 * time.Second,
 			want: decision{Throttled: true, Delay: 10 * time.Second},
 		},
 		{
-			name: "503 with a wait is retried", status: 503, obs: throttle(2*time.Second, ""), retryAfter: "2",
+			name: "503 with a wait is retried", status: 503, obs: throttle(2*time.Second, ""),
 			want: decision{Throttled: true, Retry: true, Delay: 2 * time.Second},
 		},
 		{
-			name: "the server's global scope is blocked", status: 429, obs: throttle(30*time.Second, header.ScopeGlobal), retryAfter: "30",
+			name: "the server's global scope is blocked", status: 429, obs: throttle(30*time.Second, header.ScopeGlobal),
 			want: decision{Throttled: true, Retry: true, Delay: 30 * time.Second},
 		},
 		{
-			name: "the server's tenant scope is blocked", status: 429, obs: throttle(30*time.Second, header.ScopeTenant), retryAfter: "30",
+			name: "the server's tenant scope is blocked", status: 429, obs: throttle(30*time.Second, header.ScopeTenant),
 			want: decision{Throttled: true, Retry: true, Delay: 30 * time.Second},
 		},
 		{
-			name: "the resource is blocked", status: 429, obs: throttle(time.Second, header.ScopeKey), retryAfter: "1",
+			name: "the resource is blocked", status: 429, obs: throttle(time.Second, header.ScopeKey),
 			want: decision{Throttled: true, Retry: true, Delay: time.Second},
 		},
 		{
 			// and the endpoint's own, which its requests admitted before
 			// the hypothesis check.
-			name: "a bare 429 taken for a shared limit blocks the shared scope and its own", status: 429, obs: throttle(time.Second, ""), retryAfter: "1", widened: "https://acme.atlassian.net limit:unknown",
+			name: "a bare 429 taken for a shared limit blocks the shared scope and its own", status: 429, obs: throttle(time.Second, ""), widened: "https://acme.atlassian.net limit:unknown",
 			want: decision{Throttled: true, Retry: true, Delay: time.Second, Own: store.Block{Key: keys.Endpoint, For: time.Second}},
 		},
 		{
@@ -121,7 +120,7 @@ func TestDecide(t *testing.T) {
 			want: decision{Throttled: true, Retry: true, Delay: time.Second},
 		},
 		{
-			name: "a Retry-After is never shortened by learning's bare block", status: 429, obs: throttle(5*time.Second, ""), retryAfter: "5",
+			name: "a Retry-After is never shortened by learning's bare block", status: 429, obs: throttle(5*time.Second, ""),
 			bareBlock: 200 * time.Millisecond,
 			want:      decision{Throttled: true, Retry: true, Delay: 5 * time.Second},
 		},
@@ -141,7 +140,7 @@ func TestDecide(t *testing.T) {
 			want: decision{Throttled: true, Retry: true, Delay: time.Second},
 		},
 		{
-			name: "nor by learning's interval of a limiter with no burst", status: 429, obs: throttle(5*time.Second, ""), retryAfter: "5",
+			name: "nor by learning's interval of a limiter with no burst", status: 429, obs: throttle(5*time.Second, ""),
 			bareBlock: 50 * time.Millisecond, bareRetry: true,
 			want: decision{Throttled: true, Retry: true, Delay: 5 * time.Second},
 		},
@@ -152,7 +151,7 @@ func TestDecide(t *testing.T) {
 			if tc.backoffMax > 0 {
 				p.backoffMax = tc.backoffMax
 			}
-			in := decideInput{status: tc.status, obs: &tc.obs, retryAfter: tc.retryAfter, keys: keys, widened: tc.widened,
+			in := decideInput{status: tc.status, obs: &tc.obs, keys: keys, widened: tc.widened,
 				bareBlock: tc.bareBlock, bareRetry: tc.bareRetry, canRetry: !tc.noRetry, attempt: tc.attempt, now: now}
 			if tc.deadline > 0 {
 				in.deadline = now.Add(tc.deadline)

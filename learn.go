@@ -199,7 +199,7 @@ func statesInstant(obs *header.Observation, h http.Header) bool {
 			return true
 		}
 	}
-	return obs.HasRetryAfter && !isDeltaSeconds(first(h["Retry-After"]))
+	return obs.HasRetryAfter && obs.RetryAfterInstant
 }
 
 // absoluteReset reports whether a limit's reset is an instant on the

@@ -32,6 +32,25 @@ func TestRetryWaitsAtLeastRetryAfter(t *testing.T) {
 	})
 }
 
+// The Gemini API (Google's error model) says how long to wait only in a
+// google.rpc.RetryInfo of its 429's body: the retry waits exactly its
+// retryDelay, not the second a bare 429 waits, nor none.
+func TestRetryWaitsGooglesRetryDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		body := `{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [` +
+			`{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7.5s"}]}}`
+		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 429, Body: body}, ok()}}
+		tr := &heed.Transport{Base: s, Rand: zero()}
+		resp := get(t, tr, "https://generativelanguage.googleapis.com/v1beta/models/gemini-pro")
+		if resp.StatusCode != 200 || s.Count() != 2 {
+			t.Fatalf("status %d after %d sends, want 200 after 2", resp.StatusCode, s.Count())
+		}
+		if g := gap(s, 0, 1); g != 7500*time.Millisecond {
+			t.Errorf("retried after %v, want retryDelay's 7.5s exactly", g)
+		}
+	})
+}
+
 func TestRetryAfterDateForm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at := time.Now().Add(5 * time.Second).UTC().Format(http.TimeFormat)

@@ -32,6 +32,9 @@ func (p *parser) body(b []byte) {
 	if status == 429 && bytes.Contains(b, []byte(`"retry_after"`)) {
 		p.discordBody(b)
 	}
+	if (status == 429 || status == 503) && bytes.Contains(b, []byte("google.rpc.RetryInfo")) {
+		p.googleRetryInfo(b)
+	}
 	if bytes.Contains(b, []byte("THROTTLED")) || bytes.Contains(b, []byte("RATE_LIMITED")) ||
 		bytes.Contains(b, []byte("RATELIMITED")) {
 		p.graphQLBody(b)
@@ -149,13 +152,59 @@ func (p *parser) discordBody(b []byte) {
 		return
 	}
 	if ra := *v.RetryAfter; ra >= 0 && !math.IsInf(ra, 0) {
-		p.bodyRetry, p.hasBodyRetry = seconds(ra), true
+		p.bodyRetry, p.hasBodyRetry, p.bodyRetryFrom = seconds(ra), true, "body:retry_after"
 	} else {
 		p.warnf("body: retry_after %v is not a delay; ignored", ra)
 	}
 	if v.Global && p.o.Reason == "" {
 		p.o.Reason = "global"
 	}
+}
+
+// googleRetryInfo reads the wait Google's APIs (the Gemini API's, Cloud
+// APIs') put in a RESOURCE_EXHAUSTED or UNAVAILABLE error's details, a
+// google.rpc.RetryInfo whose retryDelay is a protobuf Duration in JSON:
+// {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details":
+// [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay":
+// "46s"}]}}. A response that says nothing else mandates it, as a
+// Retry-After would.
+func (p *parser) googleRetryInfo(b []byte) {
+	var v struct {
+		Error struct {
+			Details []struct {
+				Type       string `json:"@type"`
+				RetryDelay string `json:"retryDelay"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if json.NewDecoder(bytes.NewReader(b)).Decode(&v) != nil {
+		return
+	}
+	for _, d := range v.Error.Details {
+		if !strings.HasSuffix(d.Type, "google.rpc.RetryInfo") {
+			continue
+		}
+		n, ok := protoDuration(d.RetryDelay)
+		if !ok {
+			p.warnf("body: retryDelay %s is not a duration; ignored", quote(d.RetryDelay))
+			return
+		}
+		if !p.hasBodyRetry {
+			p.bodyRetry, p.hasBodyRetry, p.bodyRetryFrom = seconds(n), true, "body:retryDelay"
+		}
+		return
+	}
+}
+
+// protoDuration reads a google.protobuf.Duration in its JSON form: seconds
+// with up to nine decimals and an "s" ("46s", "0.5s", "3600.25s").
+func protoDuration(v string) (float64, bool) {
+	num, ok := strings.CutSuffix(v, "s")
+	if !ok || num == "" || len(num) > 32 {
+		return 0, false
+	}
+	n, ok := number(num)
+	return n, ok && n >= 0
 }
 
 // graphQLBody reports a GraphQL error that says the request was throttled:

@@ -63,7 +63,7 @@ func FuzzXRateLimit(f *testing.F) {
 			// Spring Cloud Gateway's bucket, MailerLite's wait, a vendor's
 			// own family.
 			"X-Ratelimit-Replenish-Rate": {limit}, "X-Ratelimit-Burst-Capacity": {remaining}, "X-Ratelimit-Requested-Tokens": {ms},
-			"X-Ratelimit-Retry-After": {reset},
+			"X-Ratelimit-Retry-After":   {reset},
 			"X-Sentry-Rate-Limit-Limit": {limit}, "X-Sentry-Rate-Limit-Remaining": {remaining}, "X-Sentry-Rate-Limit-Reset": {reset},
 		}
 		o := Parse(status, h, nil, now)

@@ -131,6 +131,12 @@ type Observation struct {
 	RetryAfter time.Duration
 	// HasRetryAfter reports whether the server mandated a wait.
 	HasRetryAfter bool
+	// RetryAfterInstant reports whether the server stated the wait as an
+	// instant on its own clock (a Retry-After date, an epoch reset), which
+	// only an allowance for the clocks' difference makes safe to wait
+	// for; false for a delay (Retry-After: 30, retry-after-ms, a body's
+	// retry_after or retryDelay), which needs none.
+	RetryAfterInstant bool
 	// RetryAfterSource names where RetryAfter came from: "Retry-After",
 	// "X-RateLimit-Reset", a limit's name, or "" when there is none.
 	RetryAfterSource string

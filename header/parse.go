@@ -299,16 +299,17 @@ type parse struct {
 	nwaits   int
 	vendor   string // "X-<Vendor>-Ratelimit-" or "X-<Vendor>-Rate-Limit-": a vendor's own family (vendorFields)
 
-	bodyRetry    time.Duration // Discord's body retry_after
-	hasBodyRetry bool
-	capWarned    bool
-	secondary    bool // GitHub's secondary rate limit message
-	primary      bool // GitHub's "API rate limit exceeded" message
-	graphQL      bool // a GraphQL body with a throttling error
-	github       bool // X-RateLimit-Resource: the response is GitHub's
-	problem      problemType
-	costWait     time.Duration // Shopify's GraphQL wait for a throttled query
-	hasCostWait  bool
+	bodyRetry     time.Duration // Discord's body retry_after, Google's retryDelay
+	hasBodyRetry  bool
+	bodyRetryFrom string // where bodyRetry came from
+	capWarned     bool
+	secondary     bool // GitHub's secondary rate limit message
+	primary       bool // GitHub's "API rate limit exceeded" message
+	graphQL       bool // a GraphQL body with a throttling error
+	github        bool // X-RateLimit-Resource: the response is GitHub's
+	problem       problemType
+	costWait      time.Duration // Shopify's GraphQL wait for a throttled query
+	hasCostWait   bool
 }
 
 // problemType is one of the IETF draft's problem types, found in a body.
@@ -592,7 +593,7 @@ func (p *parser) finish() {
 	if p.has(famRetryAfter) { // scan saw the key: no lookup for most responses
 		if vs := p.h[keyRetryAfter]; len(vs) > 0 {
 			if d, ok := ParseRetryAfter(vs[0], p.now); ok {
-				w.set(d, "Retry-After")
+				w.setAt(d, "Retry-After", !isDecimal(trimOWS(vs[0])))
 				// A delay with a fraction of a second is to the
 				// millisecond (rate-limiter-flexible's users' Retry-After).
 				w.fine = w.src == "Retry-After" && isDecimal(vs[0]) && strings.IndexByte(vs[0], '.') > 0
@@ -609,7 +610,7 @@ func (p *parser) finish() {
 		for _, k := range keys {
 			if vs := p.h[k]; len(vs) > 0 {
 				if d, ok := ParseRetryAfter(vs[0], p.now); ok && (!w.ok || d > w.d) {
-					w.d, w.src, w.ok = d, k, true
+					w.d, w.src, w.ok, w.instant = d, k, true, !isDecimal(trimOWS(vs[0]))
 				} else if !ok {
 					p.warnf("%s: %s is neither a delay nor a date; ignored", k, quote(vs[0]))
 				}
@@ -634,7 +635,7 @@ func (p *parser) finish() {
 		// X-RateLimit-Retry-After, in seconds).
 		if v, ok := p.get(keyXRetryAfter); ok {
 			if d, ok := ParseRetryAfter(v, p.now); ok {
-				w.set(d, "x-ratelimit-retry-after")
+				w.setAt(d, "x-ratelimit-retry-after", !isDecimal(trimOWS(v)))
 			} else {
 				p.warnf("X-RateLimit-Retry-After: %s is neither a delay nor a date; ignored", quote(v))
 			}
@@ -653,7 +654,7 @@ func (p *parser) finish() {
 		}
 	}
 	if p.hasBodyRetry {
-		w.set(p.bodyRetry, "body:retry_after")
+		w.set(p.bodyRetry, p.bodyRetryFrom)
 	}
 	if p.hasCostWait {
 		w.set(p.costWait, "body:extensions.cost")
@@ -700,7 +701,7 @@ func (p *parser) finish() {
 		p.waitForReset(&w, xReset)
 	}
 	if w.ok {
-		o.RetryAfter, o.HasRetryAfter, o.RetryAfterSource = w.d, true, w.src
+		o.RetryAfter, o.HasRetryAfter, o.RetryAfterSource, o.RetryAfterInstant = w.d, true, w.src, w.instant
 	}
 }
 
@@ -726,15 +727,20 @@ func (p *parser) refineResets(d time.Duration) {
 
 // wait is a candidate wait and where it came from; the first one set wins.
 type wait struct {
-	d    time.Duration
-	src  string
-	ok   bool
-	fine bool // a delay to a fraction of a second: refineResets
+	d       time.Duration
+	src     string
+	ok      bool
+	fine    bool // a delay to a fraction of a second: refineResets
+	instant bool // stated as an instant on the server's clock
 }
 
-func (w *wait) set(d time.Duration, src string) {
+func (w *wait) set(d time.Duration, src string) { w.setAt(d, src, false) }
+
+// setAt is set for a wait that may be stated as an instant on the
+// server's clock.
+func (w *wait) setAt(d time.Duration, src string, instant bool) {
 	if !w.ok {
-		w.d, w.src, w.ok = d, src, true
+		w.d, w.src, w.ok, w.instant = d, src, true, instant
 	}
 }
 
@@ -793,7 +799,7 @@ func (p *parser) waitForReset(w *wait, ok func(*Limit) bool) {
 	if src == "" {
 		src = string(l.Dialect)
 	}
-	w.set(until(l.Reset, p.now), src)
+	w.setAt(until(l.Reset, p.now), src, !l.Has(ResetIsDelay))
 }
 
 func (p *parser) anyExhausted() bool {

@@ -562,6 +562,43 @@ var parseCases = []parseCase{
 		limits:   []string{"- requests bucket:abcd1234 q=5 r=0 w=? reset=+1m4.57s discord"},
 	},
 
+	{
+		// The Gemini API's quota error (Google's APIs' error model): the
+		// wait in a google.rpc.RetryInfo of its details, and no header.
+		name:   "gemini 429 retryDelay",
+		status: 429,
+		header: []string{"Content-Type: application/json; charset=UTF-8"},
+		body: `{"error": {"code": 429, "message": "You exceeded your current quota.", "status": "RESOURCE_EXHAUSTED", "details": [` +
+			`{"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests", "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},` +
+			`{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "46s"}]}}`,
+		throttle: true,
+		wait:     "46s body:retryDelay",
+	},
+	{
+		// UNAVAILABLE with a RetryInfo: a 503 that says when to come back.
+		name:     "google 503 retryDelay",
+		status:   503,
+		body:     `{"error": {"code": 503, "status": "UNAVAILABLE", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2.500s"}]}}`,
+		throttle: true,
+		wait:     "2.5s body:retryDelay",
+	},
+	{
+		// A Retry-After holds over the body's delay.
+		name:     "google 429 both",
+		status:   429,
+		header:   []string{"Retry-After: 50"},
+		body:     `{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "46s"}]}}`,
+		throttle: true,
+		wait:     "50s Retry-After",
+	},
+	{
+		name:     "google 429 garbage retryDelay",
+		status:   429,
+		body:     `{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "-3s"}]}}`,
+		throttle: true,
+		warnings: []string{`body: retryDelay "-3s" is not a duration; ignored`},
+	},
+
 	// Shopify, HubSpot, Zendesk, Salesforce, Stripe.
 	{
 		name:   "shopify rest bucket",
@@ -916,5 +953,35 @@ func TestSuffixedLimits(t *testing.T) {
 	openai := Parse(200, http.Header{"X-Ratelimit-Limit-Requests": {"60"}, "X-Ratelimit-Remaining-Requests": {"59"}, "X-Ratelimit-Reset-Requests": {"1s"}}, nil, now)
 	if len(kong.Limits) != 1 || kong.Limits[0].Name != "minute" || len(openai.Limits) != 1 || openai.Limits[0].Dialect != OpenAI {
 		t.Errorf("Kong %+v, OpenAI %+v: want their own readings", kong.Limits, openai.Limits)
+	}
+}
+
+// A wait stated as an instant on the server's clock needs an allowance
+// for the clocks' difference; one stated as a delay needs none
+// (Observation.RetryAfterInstant).
+func TestRetryAfterInstant(t *testing.T) {
+	epoch := strconv.FormatInt(now.Add(30*time.Second).Unix(), 10)
+	for _, tc := range []struct {
+		name    string
+		header  []string
+		body    string
+		instant bool
+	}{
+		{"Retry-After seconds", []string{"Retry-After: 5"}, "", false},
+		{"Retry-After date", []string{"Retry-After: Sun, 29 Nov 2026 12:00:05 GMT"}, "", true},
+		{"retry-after-ms", []string{"retry-after-ms: 1500"}, "", false},
+		{"X-RateLimit-Reset in epoch seconds", []string{"X-RateLimit-Limit: 10", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset: " + epoch}, "", true},
+		{"Discord's X-RateLimit-Reset-After", []string{"X-RateLimit-Limit: 5", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset-After: 1.5"}, "", false},
+		{"X-RateLimit-Retry-After seconds", []string{"X-RateLimit-Retry-After: 40"}, "", false},
+		{"X-RateLimit-Retry-After date", []string{"X-RateLimit-Retry-After: Sun, 29 Nov 2026 12:00:40 GMT"}, "", true},
+		{"X-Retry-In", []string{"X-Retry-In: 1.2s"}, "", false},
+		{"Discord's body", nil, `{"retry_after": 2.5}`, false},
+		{"Google's body", nil, `{"error": {"details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3s"}]}}`, false},
+	} {
+		o := Parse(429, hdr(tc.header...), []byte(tc.body), now)
+		if !o.HasRetryAfter || o.RetryAfterInstant != tc.instant {
+			t.Errorf("%s: HasRetryAfter %v (%v from %s), RetryAfterInstant %v; want a wait, instant %v",
+				tc.name, o.HasRetryAfter, o.RetryAfter, o.RetryAfterSource, o.RetryAfterInstant, tc.instant)
+		}
 	}
 }
