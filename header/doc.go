@@ -42,7 +42,8 @@
 //     Bucket4j's X-Rate-Limit-Retry-After-Seconds on a 429, Traefik's and
 //     vulcand/oxy's X-Retry-In (a Go duration, where no Retry-After says
 //     otherwise), and the
-//     limits some providers put in the body (Discord's retry_after, Shopify's
+//     limits some providers put in the body (Discord's retry_after, Google's
+//     google.rpc.RetryInfo retryDelay, which the Gemini API sends, Shopify's
 //     GraphQL cost, GitHub's GraphQL rateLimit, throttled GraphQL errors,
 //     GitHub's secondary limit, the IETF draft's problem types).
 //
@@ -58,6 +59,12 @@
 // or a 2xx, the reset of a limit whose last unit a 200 spent) are a hint,
 // [Observation.Hint], not a wait.
 //
+//
+// [Observation.RetryAfterInstant] says whether the wait was stated as an
+// instant on the server's clock (a Retry-After date, an epoch reset),
+// which needs an allowance for the clocks' difference, or as a delay,
+// which needs none.
+
 // # What a provider's definition fixes
 //
 // Where a provider documents what its headers leave out, the limit says it:
