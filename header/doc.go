@@ -59,12 +59,11 @@
 // or a 2xx, the reset of a limit whose last unit a 200 spent) are a hint,
 // [Observation.Hint], not a wait.
 //
-//
 // [Observation.RetryAfterInstant] says whether the wait was stated as an
 // instant on the server's clock (a Retry-After date, an epoch reset),
 // which needs an allowance for the clocks' difference, or as a delay,
 // which needs none.
-
+//
 // # What a provider's definition fixes
 //
 // Where a provider documents what its headers leave out, the limit says it:
