@@ -51,6 +51,28 @@ func TestRetryWaitsGooglesRetryDelay(t *testing.T) {
 	})
 }
 
+// OpenAI answers a billing error (insufficient_quota: no credits left, a
+// spend limit reached) with a 429 that no wait ends: heed hands it back
+// at once, unretried, and holds nothing back for it: the next request goes
+// as soon as it is made.
+func TestBillingErrorIsNoThrottle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		body := `{"error": {"message": "You exceeded your current quota, please check your plan and billing details.", ` +
+			`"type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}`
+		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 429, Body: body}, ok()}}
+		tr := &heed.Transport{Base: s, Rand: zero()}
+		start := time.Now()
+		resp := get(t, tr, "https://api.openai.com/v1/models")
+		if resp.StatusCode != 429 || s.Count() != 1 || time.Since(start) != 0 {
+			t.Fatalf("status %d after %d sends and %v, want the 429 at once after 1", resp.StatusCode, s.Count(), time.Since(start))
+		}
+		resp = get(t, tr, "https://api.openai.com/v1/models")
+		if resp.StatusCode != 200 || s.Count() != 2 || time.Since(start) != 0 {
+			t.Errorf("the next request: status %d after %d sends and %v, want 200 at once", resp.StatusCode, s.Count(), time.Since(start))
+		}
+	})
+}
+
 func TestRetryAfterDateForm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		at := time.Now().Add(5 * time.Second).UTC().Format(http.TimeFormat)

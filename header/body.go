@@ -32,6 +32,9 @@ func (p *parser) body(b []byte) {
 	if status == 429 && bytes.Contains(b, []byte(`"retry_after"`)) {
 		p.discordBody(b)
 	}
+	if status == 429 && bytes.Contains(b, []byte("insufficient_quota")) {
+		p.billingBody(b)
+	}
 	if (status == 429 || status == 503) && bytes.Contains(b, []byte("google.rpc.RetryInfo")) {
 		p.googleRetryInfo(b)
 	}
@@ -158,6 +161,33 @@ func (p *parser) discordBody(b []byte) {
 	}
 	if v.Global && p.o.Reason == "" {
 		p.o.Reason = "global"
+	}
+}
+
+// billingBody reads OpenAI's billing errors, which it answers with a 429:
+// {"error": {"message": "You exceeded your current quota, please check
+// your plan and billing details.", "type": "insufficient_quota", "code":
+// "credit_balance_exhausted"}}. No rate limit refused the request, and no
+// wait lets the next one through until someone adds credits or a month
+// turns (https://platform.openai.com/docs/guides/error-codes): no throttle
+// to retry or pace, only the server's answer to hand back. Its code, or
+// its type, is the reason.
+func (p *parser) billingBody(b []byte) {
+	var v struct {
+		Error struct {
+			Type string `json:"type"`
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if json.NewDecoder(bytes.NewReader(b)).Decode(&v) != nil || v.Error.Type != "insufficient_quota" {
+		return
+	}
+	p.billing = true
+	if p.o.Reason == "" {
+		p.o.Reason = v.Error.Type
+		if c := v.Error.Code; c != "" && len(c) <= 64 {
+			p.o.Reason = c
+		}
 	}
 }
 

@@ -49,7 +49,8 @@
 //
 // # Waits and hints
 //
-// Only a throttle mandates a wait: a 429, a 503 that says when to come back
+// Only a throttle mandates a wait: a 429 (but OpenAI's billing errors,
+// insufficient_quota, which no wait ends), a 503 that says when to come back
 // or carries the draft's temporary-reduced-capacity problem type, GitHub's
 // 403 with nothing remaining or a secondary-limit message, a throttled
 // GraphQL body. [Observation.RetryAfter] is that wait, from Retry-After

@@ -304,6 +304,7 @@ type parse struct {
 	bodyRetryFrom string // where bodyRetry came from
 	capWarned     bool
 	secondary     bool // GitHub's secondary rate limit message
+	billing       bool // OpenAI's insufficient_quota: a 429 no wait ends
 	primary       bool // GitHub's "API rate limit exceeded" message
 	graphQL       bool // a GraphQL body with a throttling error
 	github        bool // X-RateLimit-Resource: the response is GitHub's
@@ -671,7 +672,9 @@ func (p *parser) finish() {
 	exhausted := p.anyExhausted()
 	switch o.Status {
 	case http.StatusTooManyRequests:
-		o.Throttled = true
+		// Not a refusal to pace: OpenAI's billing errors, which no wait
+		// ends (billingBody).
+		o.Throttled = !p.billing
 	case http.StatusServiceUnavailable:
 		// A 503 is a throttle when it says when to come back, or
 		// says it is one (the IETF draft's problem types).

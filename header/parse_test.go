@@ -599,6 +599,30 @@ var parseCases = []parseCase{
 		warnings: []string{`body: retryDelay "-3s" is not a duration; ignored`},
 	},
 
+	{
+		// OpenAI's billing error, a 429 that no wait ends: no throttle.
+		name:   "openai insufficient_quota",
+		status: 429,
+		header: []string{"Content-Type: application/json"},
+		body:   `{"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}`,
+		reason: "insufficient_quota ",
+	},
+	{
+		name:   "openai credit_balance_exhausted",
+		status: 429,
+		body:   `{"error": {"message": "You exceeded your current quota.", "type": "insufficient_quota", "code": "credit_balance_exhausted"}}`,
+		reason: "credit_balance_exhausted ",
+	},
+	{
+		// A rate limit's 429 that only mentions the word stays one.
+		name:     "openai rate limit mentioning insufficient_quota",
+		status:   429,
+		header:   []string{"Retry-After: 2"},
+		body:     `{"error": {"message": "Rate limit reached; not insufficient_quota.", "type": "requests", "code": "rate_limit_exceeded"}}`,
+		throttle: true,
+		wait:     "2s Retry-After",
+	},
+
 	// Shopify, HubSpot, Zendesk, Salesforce, Stripe.
 	{
 		name:   "shopify rest bucket",
