@@ -59,16 +59,18 @@ func TestBillingErrorIsNoThrottle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		body := `{"error": {"message": "You exceeded your current quota, please check your plan and billing details.", ` +
 			`"type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}`
-		s := &heedtest.Script{Responses: []heedtest.Response{{Status: 429, Body: body}, ok()}}
-		tr := &heed.Transport{Base: s, Rand: zero()}
-		start := time.Now()
-		resp := get(t, tr, "https://api.openai.com/v1/models")
-		if resp.StatusCode != 429 || s.Count() != 1 || time.Since(start) != 0 {
-			t.Fatalf("status %d after %d sends and %v, want the 429 at once after 1", resp.StatusCode, s.Count(), time.Since(start))
-		}
-		resp = get(t, tr, "https://api.openai.com/v1/models")
-		if resp.StatusCode != 200 || s.Count() != 2 || time.Since(start) != 0 {
-			t.Errorf("the next request: status %d after %d sends and %v, want 200 at once", resp.StatusCode, s.Count(), time.Since(start))
+		for _, p := range []*profile.Profile{nil, profile.OpenAI()} {
+			s := &heedtest.Script{Responses: []heedtest.Response{{Status: 429, Body: body}, ok()}}
+			tr := &heed.Transport{Base: s, Rand: zero(), Profile: p}
+			start := time.Now()
+			resp := get(t, tr, "https://api.openai.com/v1/models")
+			if resp.StatusCode != 429 || s.Count() != 1 || time.Since(start) != 0 {
+				t.Fatalf("profile %v: status %d after %d sends and %v, want the 429 at once after 1", p != nil, resp.StatusCode, s.Count(), time.Since(start))
+			}
+			resp = get(t, tr, "https://api.openai.com/v1/models")
+			if resp.StatusCode != 200 || s.Count() != 2 || time.Since(start) != 0 {
+				t.Errorf("profile %v: the next request: status %d after %d sends and %v, want 200 at once", p != nil, resp.StatusCode, s.Count(), time.Since(start))
+			}
 		}
 	})
 }
