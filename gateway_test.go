@@ -66,22 +66,7 @@ func TestSpringCloudGatewayBucketPacesTheRoute(t *testing.T) {
 		g := &gatewayBucket{rate: 10, burst: 20}
 		tr := &heed.Transport{Base: &heedtest.Script{Func: g.answer}, MaxRetries: -1}
 		const run = 20 * time.Second
-		end := time.Now().Add(run)
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				for time.Now().Before(end) {
-					req, _ := http.NewRequest(http.MethodGet, "https://gateway.test/v1/orders", nil)
-					resp, err := tr.RoundTrip(req)
-					if err != nil {
-						time.Sleep(50 * time.Millisecond)
-						continue
-					}
-					resp.Body.Close()
-				}
-			})
-		}
-		wg.Wait()
+		hammer(t, tr, 8, run, func(w, i int) string { return "https://gateway.test/v1/orders" }, nil)
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		t.Logf("accepted %d, refused %d", g.accepted, g.rej)
