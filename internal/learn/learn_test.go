@@ -2053,17 +2053,11 @@ func TestAIMDNoBurstStart(t *testing.T) {
 // apart, and a shared pair whose next window repeats a value parts: each
 // leaves the scope with its next answer.
 func TestPlanSharedUnnamedCount(t *testing.T) {
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	const name = "~x-ratelimit:10"
 	at := 0
 	answer := func(m *Memory, endpoint string, remaining float64, window int) {
 		t.Helper()
-		r := request()
-		r.Endpoint = "https://api.test GET " + endpoint
-		l := header.Limit{Known: header.HasQuota | rr, Quota: 10, Remaining: remaining, Reset: t0.Add(time.Duration(window) * time.Second), Dialect: header.XRateLimit, Unit: header.Requests}
-		at += 10
-		var p Plan
-		m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: 200, Limits: []header.Limit{l}}, Status: 200, SentAt: ms(at), Now: ms(at + 1)}, &p)
+		unnamedAnswer(m, &at, endpoint, 10, remaining, window)
 	}
 	joins := func(m *Memory, endpoint string) bool {
 		for _, s := range m.SubScopes("https://api.test GET " + endpoint) {
@@ -2971,6 +2965,17 @@ func (c *secondCounter) answer(sent int) (int, header.Limit) {
 
 // planAnswer plans r's answer with status and l, to a request sent at sent
 // ms and answered a millisecond later.
+// unnamedAnswer plans a 200 of https://api.test's endpoint (GET and a
+// path) saying an X-RateLimit-* count no header names: remaining of quota,
+// reset at window whole seconds from t0; sent 10 ms after the last (*at).
+func unnamedAnswer(m *Memory, at *int, endpoint string, quota, remaining float64, window int) {
+	r := request()
+	r.Endpoint = "https://api.test GET " + endpoint
+	*at += 10
+	planAnswer(m, r, *at, 200, header.Limit{Known: header.HasQuota | rr, Quota: quota, Remaining: remaining,
+		Reset: t0.Add(time.Duration(window) * time.Second), Dialect: header.XRateLimit, Unit: header.Requests})
+}
+
 func planAnswer(m *Memory, r *Request, sent, status int, l header.Limit) Plan {
 	var p Plan
 	m.Plan(Config{}, &Input{Req: r, Obs: &header.Observation{Status: status, Throttled: status == 429, Limits: []header.Limit{l}},
@@ -3266,11 +3271,7 @@ func TestPlanSharedUnnamedCountOfThree(t *testing.T) {
 	at := 0
 	answer := func(m *Memory, endpoint string, remaining float64, window int) {
 		t.Helper()
-		r := request()
-		r.Endpoint = "https://api.test GET " + endpoint
-		l := header.Limit{Known: header.HasQuota | rr, Quota: 20, Remaining: remaining, Reset: t0.Add(time.Duration(window) * time.Second), Dialect: header.XRateLimit, Unit: header.Requests}
-		at += 10
-		planAnswer(m, r, at, 200, l)
+		unnamedAnswer(m, &at, endpoint, 20, remaining, window)
 	}
 	joined := func(m *Memory) (n int) {
 		for _, e := range []string{"/x", "/y", "/z"} {
