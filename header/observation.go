@@ -36,6 +36,7 @@ const (
 	HubSpot        Dialect = "hubspot"
 	Zendesk        Dialect = "zendesk"
 	Salesforce     Dialect = "salesforce"
+	Riot           Dialect = "riot" // X-App-Rate-Limit, X-Method-Rate-Limit (the Riot Games API)
 	Body           Dialect = "body" // limits a provider puts in the response body
 )
 

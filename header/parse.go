@@ -152,6 +152,9 @@ func (p *parser) dialects() {
 	if p.has(famVendor) {
 		p.vendorFields()
 	}
+	if p.has(famRiot) {
+		p.riot()
+	}
 }
 
 // vendorPrefix returns the prefix of a canonical key of a vendor's own
@@ -225,6 +228,7 @@ const (
 	famRetryIn           // X-Retry-In, Traefik's and vulcand/oxy's
 	famVendor            // X-<Vendor>-Ratelimit-* or X-<Vendor>-Rate-Limit-* (Sentry's, Brevo's)
 	famXRetry            // X-RateLimit-Retry-After, MailerLite's
+	famRiot              // X-App-Rate-Limit, X-Method-Rate-Limit (-Count), X-Rate-Limit-Type: the Riot Games API's
 )
 
 // Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
@@ -243,6 +247,9 @@ const (
 	keyShopify             = "X-Shopify-Shop-Api-Call-Limit"
 	keySalesforce          = "Sforce-Limit-Info"
 	keyStripeReason        = "Stripe-Rate-Limited-Reason"
+	keyRiotApp             = "X-App-Rate-Limit"
+	keyRiotMethod          = "X-Method-Rate-Limit"
+	keyRiotType            = "X-Rate-Limit-Type"
 	keyRetryAfterMs        = "Retry-After-Ms"                   // OpenAI, Azure OpenAI
 	keyMsRetryAfterMs      = "X-Ms-Retry-After-Ms"              // Azure
 	keyRetryAfterSeconds   = "X-Rate-Limit-Retry-After-Seconds" // Bucket4j
@@ -404,9 +411,14 @@ func (p *parser) scan() {
 				}
 			case strings.HasPrefix(k, "X-Rate-Limit"):
 				p.fams |= famXRate
-				if k == "X-Rate-Limit" {
+				switch k {
+				case "X-Rate-Limit":
 					p.fams |= famZendesk
+				case keyRiotType:
+					p.fams |= famRiot
 				}
+			case strings.HasPrefix(k, keyRiotApp), strings.HasPrefix(k, keyRiotMethod):
+				p.fams |= famRiot
 			case strings.HasPrefix(k, "X-Hubspot-Ratelimit-"):
 				p.fams |= famHubSpot
 			case k == keyShopify:
@@ -842,6 +854,12 @@ func reasonScope(reason string) string {
 		return ScopeEndpoint
 	case "resource-specific":
 		return ScopeKey
+	// The Riot Games API's X-Rate-Limit-Type: the API key's limit in its
+	// region, or the endpoint's; "service" says no scope heed can place.
+	case "application":
+		return ScopeTenant
+	case "method":
+		return ScopeEndpoint
 	}
 	return ""
 }

@@ -274,6 +274,67 @@ var parseCases = []parseCase{
 		limits:   []string{"- requests - q=1000 r=0 w=? reset=+30s x-ratelimit"},
 	},
 	{
+		// The Riot Games API's documented development key, 20 a second and
+		// 100 in two minutes for the key, and an endpoint's own 2000 a
+		// minute; the -Count fields say what each window has counted.
+		name:   "riot",
+		status: 200,
+		header: []string{"X-App-Rate-Limit: 20:1,100:120", "X-App-Rate-Limit-Count: 1:1,1:120",
+			"X-Method-Rate-Limit: 2000:60", "X-Method-Rate-Limit-Count: 1:60"},
+		limits: []string{
+			"app-1s requests app-1s q=20 r=19 w=1s reset=? riot",
+			"app-120s requests app-120s q=100 r=99 w=2m0s reset=? riot",
+			"method-60s requests - q=2000 r=1999 w=1m0s reset=? riot",
+		},
+	},
+	{
+		// A Riot 429 of the key's limit: its type is the reason, the
+		// tenant its scope; counts past the limit leave nothing.
+		name:     "riot 429",
+		status:   429,
+		header:   []string{"Retry-After: 7", "X-Rate-Limit-Type: application", "X-App-Rate-Limit: 20:1,100:120", "X-App-Rate-Limit-Count: 3:1,101:120"},
+		throttle: true,
+		wait:     "7s Retry-After",
+		reason:   "application tenant",
+		limits: []string{
+			"app-1s requests app-1s q=20 r=17 w=1s reset=? riot",
+			"app-120s requests app-120s q=100 r=0 w=2m0s reset=? riot",
+		},
+	},
+	{
+		// A method limit's 429, and a service's, which says no scope.
+		name:     "riot 429 method",
+		status:   429,
+		header:   []string{"Retry-After: 1", "X-Rate-Limit-Type: method", "X-Method-Rate-Limit: 50:10", "X-Method-Rate-Limit-Count: 51:10"},
+		throttle: true,
+		wait:     "1s Retry-After",
+		reason:   "method endpoint",
+		limits:   []string{"method-10s requests - q=50 r=0 w=10s reset=? riot"},
+	},
+	{
+		name:     "riot 429 service",
+		status:   429,
+		header:   []string{"X-Rate-Limit-Type: service"},
+		throttle: true,
+		reason:   "service ",
+	},
+	{
+		// Hostile pairs are skipped one by one; a count for no window
+		// stated is not read.
+		name:   "riot malformed",
+		status: 200,
+		header: []string{"X-App-Rate-Limit: 20:1,abc,5:0,7:-3,9:99999999,1e3:10,30:x", "X-App-Rate-Limit-Count: 5:60,2:1"},
+		limits: []string{"app-1s requests app-1s q=20 r=18 w=1s reset=? riot"},
+		warnings: []string{
+			`X-App-Rate-Limit: "abc" is not limit:seconds; ignored`,
+			`X-App-Rate-Limit: "5:0" is not limit:seconds; ignored`,
+			`X-App-Rate-Limit: "7:-3" is not limit:seconds; ignored`,
+			`X-App-Rate-Limit: "9:99999999" is not limit:seconds; ignored`,
+			`X-App-Rate-Limit: "1e3:10" is not limit:seconds; ignored`,
+			`X-App-Rate-Limit: "30:x" is not limit:seconds; ignored`,
+		},
+	},
+	{
 		// MailerLite's wait in X-RateLimit-Retry-After, beside a reset
 		// that is a date.
 		name:     "mailerlite 429",

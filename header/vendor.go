@@ -2,6 +2,7 @@ package header
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -275,4 +276,72 @@ func (p *parser) fastly() {
 		"Fastly-Ratelimit-Remaining", "Fastly-RateLimit-Remaining",
 		"Fastly-Ratelimit-Reset", "Fastly-RateLimit-Reset",
 	})
+}
+
+// riot reads the Riot Games API's limits
+// (https://developer.riotgames.com/docs/portal#web-apis_rate-limiting):
+// X-App-Rate-Limit: 20:1,100:120 is 20 requests a second and 100 in two
+// minutes for the API key in its region, every endpoint counted (the
+// tenant's); X-Method-Rate-Limit, the same for the endpoint alone; each
+// with a -Count field (1:1,1:120) of what each window has counted, this
+// request included. A 429's X-Rate-Limit-Type says which refused:
+// "application", "method", or "service" (an underlying service's, whose
+// scope the headers do not say). No field says when a window turns.
+func (p *parser) riot() {
+	p.riotPairs(keyRiotApp, "app", true)
+	p.riotPairs(keyRiotMethod, "method", false)
+	if v, ok := p.get(keyRiotType); ok && v != "" && p.o.Reason == "" {
+		p.o.Reason = v
+	}
+}
+
+// riotPairs reads one of Riot's limit fields, limit:seconds pairs, and its
+// -Count field's count:seconds pairs. Each window is a limit named by its
+// kind and length ("app-120s"); an app limit is one counter of the tenant
+// (its Scope is its name), a method limit the endpoint's own.
+func (p *parser) riotPairs(key, kind string, tenant bool) {
+	v, ok := p.get(key)
+	if !ok {
+		return
+	}
+	v = p.bound(key, v, ',')
+	counts, _ := p.get(key + "-Count")
+	counts = p.bound(key+"-Count", counts, ',')
+	for pair := range strings.SplitSeq(v, ",") {
+		quota, secs, ok := riotPair(pair)
+		if !ok {
+			p.warnf("%s: %s is not limit:seconds; ignored", key, quote(pair))
+			continue
+		}
+		name := kind + "-" + strconv.FormatInt(secs, 10) + "s"
+		lim := Limit{Name: name, Unit: Requests, Dialect: Riot, Quota: quota, Window: time.Duration(secs) * time.Second, Known: HasQuota | HasWindow}
+		if tenant {
+			lim.Scope = name
+		}
+		for c := range strings.SplitSeq(counts, ",") {
+			if n, w, ok := riotPair(c); ok && w == secs {
+				lim.Remaining, lim.Known = max(quota-n, 0), lim.Known|HasRemaining
+				break
+			}
+		}
+		p.add(lim, "")
+	}
+}
+
+// riotPair reads "n:seconds", n a count and seconds a window of a second
+// to a day in whole seconds.
+func riotPair(s string) (n float64, secs int64, ok bool) {
+	a, b, found := strings.Cut(trimOWS(s), ":")
+	if !found {
+		return 0, 0, false
+	}
+	n, ok = number(trimOWS(a))
+	if !ok {
+		return 0, 0, false
+	}
+	secs, err := strconv.ParseInt(trimOWS(b), 10, 64)
+	if err != nil || secs < 1 || secs > 86400 {
+		return 0, 0, false
+	}
+	return n, secs, true
 }
