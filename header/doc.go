@@ -34,6 +34,12 @@
 //     or X-<Vendor>-Rate-Limit-* (Sentry's X-Sentry-Rate-Limit-Reset in
 //     epoch seconds, Brevo's x-sib-ratelimit-reset a delay), read as
 //     X-RateLimit-* is; and MailerLite's X-RateLimit-Retry-After, a wait.
+//   - The Riot Games API's X-App-Rate-Limit: 20:1,100:120 (the API key's
+//     limits, limit:seconds, one counter of the tenant each) and
+//     X-Method-Rate-Limit (the endpoint's own), with -Count fields of what
+//     each window has counted; its 429's X-Rate-Limit-Type is the reason
+//     (application: the tenant; method: the endpoint). No field says when
+//     a window turns: learning bounds the turn by the window's first answer.
 //   - Spring Cloud Gateway's RedisRateLimiter: X-RateLimit-Remaining in
 //     tokens beside X-RateLimit-Replenish-Rate, -Burst-Capacity and
 //     -Requested-Tokens, a token bucket, read as a limit of requests whose

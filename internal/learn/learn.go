@@ -14,6 +14,12 @@
 //     known, what is left (less a small reserve, so the window never ends
 //     at zero) is spread over the rest of the window.
 //   - A limit with nothing remaining blocks its scope until its reset.
+//   - A window whose length and count are stated but not its reset (the
+//     Riot Games API's X-App-Rate-Limit with its -Count) turns no later
+//     than its length after the answer that showed it begin (all but one
+//     left, or more left than the answer before): spent, it is blocked
+//     until then (begunTurn). With no such answer, nothing bounds it, and
+//     the server's refusal says when.
 //   - A short window no header states, whose reset is an instant in whole
 //     seconds (express-rate-limit's legacy X-RateLimit-*) or a delay in
 //     whole seconds (@fastify/rate-limit's X-RateLimit-Reset: 1, the IETF
@@ -531,6 +537,15 @@ func (m *Memory) limits(cfg Config, in *Input, p *Plan) (advertised bool) {
 			l = &lw
 		}
 		m.singleAnswer(key, l, in.Status, in.SentAt)
+		if stateOnly(l) {
+			// A window that states no reset: it turns no later than its
+			// length after its first answer (begunTurn).
+			if at, ok := m.begunTurn(key, l, in.Status, in.SentAt, now); ok {
+				lw := *l
+				lw.Reset, lw.Known = at, lw.Known|header.HasReset|header.ResetIsDelay
+				l = &lw
+			}
+		}
 		// A count that frees units continuously (a sliding window
 		// counter): slideIn is how long one takes to come back.
 		sl := m.slidingCount(key, l, in.Status, in.SentAt, now)

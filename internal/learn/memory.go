@@ -62,6 +62,8 @@ const (
 //     and the rate it was measured to refill at (refillCount).
 //   - singles: per scope of a count of one, the bounds of its unit's wait
 //     (singleWait).
+//   - begun: per scope of a window stated with no reset, when its current
+//     window's first answer came (begunTurn).
 //   - peers: per kind of count no header names, the values its endpoints'
 //     answers said were left in their last two windows, which pairs of
 //     them share a counter (sharedUnnamed), and which endpoints' values in
@@ -98,6 +100,7 @@ type Memory struct {
 	slides     map[string]*slideState   // counts that free units as time passes (slidingCount)
 	refills    map[string]*refillState  // counts that refill as time passes (refillCount)
 	singles    map[string]*singleState  // counts of one, their unit's wait bisected (singleWait)
+	begun      map[string]*begunState   // windows stated with no reset, from their first answers (begunTurn)
 }
 
 // openEst is the least bound of a window's length that its fresh windows'
