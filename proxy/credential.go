@@ -5,15 +5,36 @@ import (
 	"encoding/binary"
 	"hash"
 	"net/http"
+	"slices"
 	"strings"
 )
 
 // CredentialHeaders are the request header fields the proxy treats as
 // credentials: every value of each is part of the cache key, and
-// [TenantFromCredential] names a tenant by them.
+// [TenantFromCredential] names a tenant by them. Besides the common ones,
+// providers' own: the Riot Games API's X-Riot-Token, Google's
+// X-Goog-Api-Key, Azure API Management's Ocp-Apim-Subscription-Key,
+// Shopify's X-Shopify-Access-Token.
 var CredentialHeaders = []string{
 	"Authorization", "Proxy-Authorization", "Cookie",
 	"X-Api-Key", "Api-Key", "X-Auth-Token", "X-Access-Token", "Private-Token",
+	"X-Riot-Token", "X-Goog-Api-Key", "Ocp-Apim-Subscription-Key", "X-Shopify-Access-Token",
+}
+
+// secretLike reports whether a header field's name, which no list names,
+// reads as a credential's (X-Acme-Secret, X-Figma-Token, X-Foo-Key): the
+// cache keys on it too, for a provider's own credential field must never
+// let one client's copy reach another. Keying on a field that is no
+// credential (Idempotency-Key) only shares less. Tenants are not named by
+// these: a field that changes with each request would make each its own.
+func secretLike(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range [...]string{"token", "secret", "auth", "session", "password", "credential", "signature", "apikey"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return strings.HasSuffix(n, "key") || strings.Contains(n, "key-")
 }
 
 // CredentialParams are the query parameters the proxy treats as
@@ -39,6 +60,26 @@ func credentials(h hash.Hash, req *http.Request) bool {
 	has := false
 	for _, name := range CredentialHeaders {
 		vals := req.Header.Values(name)
+		writeField(h, name)
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(vals)))
+		h.Write(n[:])
+		for _, v := range vals {
+			writeField(h, v)
+			has = true
+		}
+	}
+	// Fields no list names whose names read as a credential's, in order,
+	// since a map's is random.
+	var others []string
+	for name := range req.Header {
+		if secretLike(name) && !slices.Contains(CredentialHeaders, name) {
+			others = append(others, name)
+		}
+	}
+	slices.Sort(others)
+	for _, name := range others {
+		vals := req.Header[name]
 		writeField(h, name)
 		var n [4]byte
 		binary.BigEndian.PutUint32(n[:], uint32(len(vals)))
