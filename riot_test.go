@@ -110,12 +110,16 @@ func (s *riotAPI) answer(r *http.Request, _ int) heedtest.Response {
 		left := refusedBy.start.Add(refusedBy.w).Sub(now)
 		secs := int((left + time.Second - 1) / time.Second)
 		if kind == "application" {
-			s.until = later(s.until, now.Add(left))
+			if end := now.Add(left); end.After(s.until) {
+				s.until = end
+			}
 		} else {
 			if s.untilOf == nil {
 				s.untilOf = map[string]time.Time{}
 			}
-			s.untilOf[path] = later(s.untilOf[path], now.Add(left))
+			if end := now.Add(left); end.After(s.untilOf[path]) {
+				s.untilOf[path] = end
+			}
 		}
 		h.Set("Retry-After", strconv.Itoa(secs))
 		h.Set("X-Rate-Limit-Type", kind)
@@ -126,13 +130,6 @@ func (s *riotAPI) answer(r *http.Request, _ int) heedtest.Response {
 	h.Set("X-Method-Rate-Limit", pairs(mw, false))
 	h.Set("X-Method-Rate-Limit-Count", pairs(mw, true))
 	return heedtest.Response{Status: status, Header: h}
-}
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 // Against the Riot Games API's limits, heed keeps every endpoint of the

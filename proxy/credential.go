@@ -54,20 +54,25 @@ func writeField(h hash.Hash, s string) {
 	h.Write([]byte(s))
 }
 
+// writeValues writes a header field's name, how many values it has and
+// each of them, and reports whether it had any.
+func writeValues(h hash.Hash, name string, vals []string) bool {
+	writeField(h, name)
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(vals)))
+	h.Write(n[:])
+	for _, v := range vals {
+		writeField(h, v)
+	}
+	return len(vals) > 0
+}
+
 // credentials writes every credential req carries to h, and reports
 // whether there was any.
 func credentials(h hash.Hash, req *http.Request) bool {
 	has := false
 	for _, name := range CredentialHeaders {
-		vals := req.Header.Values(name)
-		writeField(h, name)
-		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(len(vals)))
-		h.Write(n[:])
-		for _, v := range vals {
-			writeField(h, v)
-			has = true
-		}
+		has = writeValues(h, name, req.Header.Values(name)) || has
 	}
 	// Fields no list names whose names read as a credential's, in order,
 	// since a map's is random.
@@ -79,15 +84,7 @@ func credentials(h hash.Hash, req *http.Request) bool {
 	}
 	slices.Sort(others)
 	for _, name := range others {
-		vals := req.Header[name]
-		writeField(h, name)
-		var n [4]byte
-		binary.BigEndian.PutUint32(n[:], uint32(len(vals)))
-		h.Write(n[:])
-		for _, v := range vals {
-			writeField(h, v)
-			has = true
-		}
+		has = writeValues(h, name, req.Header[name]) || has
 	}
 	q := req.URL.Query()
 	for _, name := range CredentialParams {

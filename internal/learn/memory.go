@@ -63,7 +63,7 @@ const (
 //   - singles: per scope of a count of one, the bounds of its unit's wait
 //     (singleWait).
 //   - begun: per scope of a window stated with no reset, when its current
-//     window's first answer came (begunTurn).
+//     window's first answer came (begunTurn): 64 bytes an entry and its key.
 //   - peers: per kind of count no header names, the values its endpoints'
 //     answers said were left in their last two windows, which pairs of
 //     them share a counter (sharedUnnamed), and which endpoints' values in
