@@ -229,11 +229,13 @@ const (
 	famVendor            // X-<Vendor>-Ratelimit-* or X-<Vendor>-Rate-Limit-* (Sentry's, Brevo's)
 	famXRetry            // X-RateLimit-Retry-After, MailerLite's
 	famRiot              // X-App-Rate-Limit, X-Method-Rate-Limit (-Count), X-Rate-Limit-Type: the Riot Games API's
+	famGroq              // X-Groq-Region: Groq's, whose x-ratelimit-*-requests count a day
 )
 
 // Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
 const (
 	keyRetryAfter          = "Retry-After"
+	keyGroqRegion          = "X-Groq-Region"
 	keyRateLimit           = "Ratelimit"
 	keyRateLimitPolicy     = "Ratelimit-Policy"
 	keyBetaRateLimit       = "Beta-Ratelimit"
@@ -427,6 +429,8 @@ func (p *parser) scan() {
 				p.fams |= famX24
 			case k == keyMsRetryAfterMs:
 				p.fams |= famMillis
+			case k == keyGroqRegion:
+				p.fams |= famGroq
 			default:
 				if v := vendorPrefix(k); v != "" && (p.vendor == "" || v < p.vendor) {
 					// The least, where two vendors' families meet: the

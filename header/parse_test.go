@@ -554,7 +554,33 @@ var parseCases = []parseCase{
 		header: []string{"x-ratelimit-limit-requests: 60", "x-ratelimit-limit-tokens: 150000", "x-ratelimit-remaining-requests: 59", "x-ratelimit-remaining-tokens: 149984", "x-ratelimit-reset-requests: 1s", "x-ratelimit-reset-tokens: 6m0s"},
 		limits: []string{
 			"requests requests - q=60 r=59 w=1m0s reset=+1s openai",
-			"tokens tokens - q=150000 r=149984 w=1m0s reset=+6m0s openai",
+			// A reset six minutes off: not an allowance whole again within
+			// a minute, so its window is not known.
+			"tokens tokens - q=150000 r=149984 w=? reset=+6m0s openai",
+		},
+	},
+	{
+		// Groq's documented example: its requests fields count a day, its
+		// tokens fields a minute.
+		name:   "groq",
+		status: 200,
+		header: []string{"x-groq-region: us-east-1", "x-ratelimit-limit-requests: 14400", "x-ratelimit-limit-tokens: 18000", "x-ratelimit-remaining-requests: 14370", "x-ratelimit-remaining-tokens: 17997", "x-ratelimit-reset-requests: 2m59.56s", "x-ratelimit-reset-tokens: 7.66s"},
+		limits: []string{
+			"requests requests - q=14400 r=14370 w=24h0m0s reset=+2m59.56s openai",
+			"tokens tokens - q=18000 r=17997 w=1m0s reset=+7.66s openai",
+		},
+	},
+	{
+		// The same without X-Groq-Region: a reset three minutes off is
+		// no minute's.
+		name:     "groq 429 unrecognised",
+		status:   429,
+		header:   []string{"retry-after: 2", "x-ratelimit-limit-requests: 14400", "x-ratelimit-limit-tokens: 18000", "x-ratelimit-remaining-requests: 14370", "x-ratelimit-remaining-tokens: 17997", "x-ratelimit-reset-requests: 2m59.56s", "x-ratelimit-reset-tokens: 7.66s"},
+		throttle: true,
+		wait:     "2s Retry-After",
+		limits: []string{
+			"requests requests - q=14400 r=14370 w=? reset=+2m59.56s openai",
+			"tokens tokens - q=18000 r=17997 w=1m0s reset=+7.66s openai",
 		},
 	},
 	{

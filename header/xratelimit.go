@@ -79,8 +79,20 @@ func (p *parser) simple(lim Limit, f *fields) int {
 // whole again (https://platform.openai.com/docs/guides/rate-limits). The
 // *_usage_based fields are a limit of their own. Azure OpenAI sends -1 for
 // a count and 0 for a reset it does not know; both are read as unknown.
+//
+// Others send the same fields with other windows. Groq's requests fields
+// count a day (RPD), its tokens fields a minute
+// (https://console.groq.com/docs/rate-limits); its answers carry
+// X-Groq-Region. Where the server is not recognised, a reset later than a
+// minute shows that the window is not a minute (an allowance replenished
+// over a minute is whole within one), and the window is left unknown: the
+// reset and what is left say when to slow down.
 func (p *parser) openAI() {
-	p.openAILimit(Limit{Name: "requests", Unit: Requests, Dialect: OpenAI, Window: time.Minute, Known: HasWindow}, &fields{
+	requests := time.Minute
+	if p.has(famGroq) {
+		requests = 24 * time.Hour
+	}
+	p.openAILimit(Limit{Name: "requests", Unit: Requests, Dialect: OpenAI, Window: requests, Known: HasWindow}, &fields{
 		"X-Ratelimit-Limit-Requests", "x-ratelimit-limit-requests",
 		"X-Ratelimit-Remaining-Requests", "x-ratelimit-remaining-requests",
 		"X-Ratelimit-Reset-Requests", "x-ratelimit-reset-requests",
@@ -106,7 +118,8 @@ func (p *parser) openAI() {
 }
 
 // openAILimit is simple with Azure OpenAI's sentinels left unknown: a
-// count of -1 and a bare reset of 0.
+// count of -1 and a bare reset of 0. A reset later than the window leaves
+// the window unknown (see openAI).
 func (p *parser) openAILimit(lim Limit, f *fields) {
 	l, hasL := p.get(f.limit)
 	r, hasR := p.get(f.remaining)
@@ -123,7 +136,13 @@ func (p *parser) openAILimit(lim Limit, f *fields) {
 	if t == "0" {
 		f.reset = ""
 	}
-	p.simple(lim, f)
+	i := p.simple(lim, f)
+	if i < 0 {
+		return
+	}
+	if got := &p.o.Limits[i]; got.Has(HasWindow|HasReset) && got.Reset.Sub(p.now) > got.Window {
+		got.Window, got.Known = 0, got.Known&^HasWindow
+	}
 }
 
 // linear reads Linear's X-RateLimit-Requests-* and X-RateLimit-Complexity-*,
