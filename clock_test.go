@@ -110,3 +110,57 @@ func FuzzParseIMFFixdate(f *testing.F) {
 		}
 	})
 }
+
+// resetUnits reads milliseconds only from a delay that falls a thousand a
+// second, measured from the window's earliest answer, and seconds back
+// from one that falls a second a second.
+func TestResetUnits(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	type read struct {
+		after time.Duration // since t0
+		d     time.Duration // the delay read as seconds
+		want  bool
+	}
+	for _, c := range []struct {
+		name  string
+		reads []read
+	}{
+		{"milliseconds, 20 ms apart", []read{
+			{0, 600000 * time.Second, false},
+			{20 * time.Millisecond, 599980 * time.Second, false},
+			{80 * time.Millisecond, 599920 * time.Second, false},
+			{100 * time.Millisecond, 599900 * time.Second, true},
+			{time.Second, 599000 * time.Second, true},
+		}},
+		{"seconds", []read{
+			{0, 60 * time.Second, false},
+			{10 * time.Millisecond, 60 * time.Second, false},
+			{time.Second, 59 * time.Second, false},
+			{3 * time.Second, 57 * time.Second, false},
+			{60 * time.Second, 1 * time.Second, false},
+		}},
+		{"a window that turns is no fall", []read{
+			{0, 2 * time.Second, false},
+			{2 * time.Second, 600 * time.Second, false},
+			{2100 * time.Millisecond, 600 * time.Second, false},
+		}},
+		{"seconds again after milliseconds", []read{
+			{0, 600000 * time.Second, false},
+			{200 * time.Millisecond, 599800 * time.Second, true},
+			{2200 * time.Millisecond, 599798 * time.Second, false},
+		}},
+		{"a fall of 100 in a second is not a thousand a second", []read{
+			{0, 5000 * time.Second, false},
+			{2 * time.Second, 4800 * time.Second, false},
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var u resetUnits
+			for i, r := range c.reads {
+				if got := u.millis("k", r.d, t0.Add(r.after)); got != r.want {
+					t.Errorf("read %d (%v at +%v): millis %v, want %v", i, r.d, r.after, got, r.want)
+				}
+			}
+		})
+	}
+}

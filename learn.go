@@ -32,6 +32,10 @@ func (t *Transport) learn(r *request, resp *http.Response) {
 		bodies = t.Profile.Bodies
 	}
 	r.parser.ParseInto(&r.obs, resp.StatusCode, resp.Header, peekBody(resp, bodies), now)
+	if r.obs.Limits != nil {
+		// A delay in milliseconds where seconds are usual (resetUnits).
+		t.units.apply(r.keys.Endpoint, &r.obs, now)
+	}
 	in := learn.Input{Req: &r.keys, Obs: &r.obs, Status: resp.StatusCode, SentAt: r.sentAt, Now: now, PacedBy: r.pacedBy, Owner: r}
 	if r.units && !r.obs.Throttled {
 		if p := t.Profile; p != nil && p.Usage != nil {

@@ -225,8 +225,9 @@ type Transport struct {
 	brMu     sync.Mutex
 	breakers map[string]*breaker.Breaker
 
-	slots  slotLine // callers waiting for a concurrency slot
-	clocks clocks   // servers' clocks against this one, from their Date fields
+	slots  slotLine   // callers waiting for a concurrency slot
+	clocks clocks     // servers' clocks against this one, from their Date fields
+	units  resetUnits // whether delays in X-RateLimit-Reset count milliseconds
 	// caps counts the slots held of each tenant's concurrency cap where
 	// the Transport keeps the count itself (its own memory store): a
 	// request takes and gives back its slot with no store call.
