@@ -169,6 +169,25 @@ func (p *parser) partitions(first int) {
 	}
 }
 
+// countItem reads a field that is one number with parameters, such as
+// "20;w=21600": the number, the w parameter (0 when absent) and whether
+// the field was such an item.
+func countItem(v string) (n, w float64, ok bool) {
+	var m member
+	l := sfList{s: v}
+	if !l.next(&m) || m.err != "" || !m.isNum {
+		return 0, 0, false
+	}
+	n = m.num
+	if m.params&pw != 0 {
+		w = m.w
+	}
+	if l.next(&m) {
+		return 0, 0, false // a list: not one count
+	}
+	return n, w, true
+}
+
 // unitFor is the unit of a limit: the qu parameter when given, kept as the
 // server spells it ("content-bytes", "concurrent-requests"), else what
 // the policy's name is known to count, else cur, else requests.
@@ -320,6 +339,14 @@ func (p *parser) ietfSeparate() {
 	if v, ok := p.get(keyRateLimitRemaining); ok {
 		if n, ok := number(v); ok {
 			lim.Remaining, lim.Known = n, lim.Known|HasRemaining
+		} else if n, w, ok := countItem(v); ok {
+			// An item with parameters, as Docker Hub sends it
+			// ("20;w=21600"): the count, and its window where the limit
+			// gave none.
+			lim.Remaining, lim.Known = n, lim.Known|HasRemaining
+			if w > 0 && !lim.Has(HasWindow) {
+				lim.Window, lim.Known = seconds(w), lim.Known|HasWindow
+			}
 		} else {
 			p.warnf("RateLimit-Remaining: %s is not a count; ignored", quote(v))
 		}

@@ -497,6 +497,34 @@ var parseCases = []parseCase{
 		limits: []string{"- requests - q=? r=0.5 w=? reset=+12s x-ratelimit"},
 	},
 	{
+		// Docker Hub's documented pull limit: both counts carry the
+		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
+		name:   "docker hub",
+		status: 200,
+		header: []string{"ratelimit-limit: 100;w=21600", "ratelimit-remaining: 20;w=21600", "docker-ratelimit-source: 192.0.2.1"},
+		limits: []string{"- requests - q=100 r=20 w=6h0m0s reset=? ietf-separate"},
+	},
+	{
+		name:     "docker hub 429",
+		status:   429,
+		header:   []string{"ratelimit-limit: 100;w=21600", "ratelimit-remaining: 0;w=21600"},
+		throttle: true,
+		limits:   []string{"- requests - q=100 r=0 w=6h0m0s reset=? ietf-separate"},
+	},
+	{
+		name:   "remaining with its window and no limit",
+		status: 200,
+		header: []string{"ratelimit-remaining: 7;w=60"},
+		limits: []string{"- requests - q=? r=7 w=1m0s reset=? ietf-separate"},
+	},
+	{
+		name:   "remaining as a list is no count",
+		status: 200,
+		header: []string{"ratelimit-limit: 10", "ratelimit-remaining: 7, 8"},
+		limits: []string{"- requests - q=10 r=? w=? reset=? ietf-separate"},
+		warnings: []string{`RateLimit-Remaining: "7, 8" is not a count; ignored`},
+	},
+	{
 		name:   "gitlab epoch reset under RateLimit-Reset",
 		status: 200,
 		at:     time.Unix(1563325137-60, 0),
