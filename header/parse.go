@@ -107,7 +107,9 @@ func (p *parser) dialects() {
 	if p.has(famLinear) {
 		p.linear()
 	}
-	if p.has(famX) {
+	if p.has(famStrava) {
+		p.strava()
+	} else if p.has(famX) {
 		p.xRateLimit()
 	}
 	if p.has(famXRate) {
@@ -230,6 +232,7 @@ const (
 	famXRetry            // X-RateLimit-Retry-After, MailerLite's
 	famRiot              // X-App-Rate-Limit, X-Method-Rate-Limit (-Count), X-Rate-Limit-Type: the Riot Games API's
 	famGroq              // X-Groq-Region: Groq's, whose x-ratelimit-*-requests count a day
+	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
 // Canonical header keys (see textproto.CanonicalMIMEHeaderKey).
@@ -373,9 +376,13 @@ func (p *parser) scan() {
 			switch {
 			case k == keyRetryIn:
 				p.fams |= famRetryIn
+			case strings.HasPrefix(k, "X-Readratelimit-"):
+				p.fams |= famStrava
 			case strings.HasPrefix(k, "X-Ratelimit-"):
 				p.fams |= famX
 				switch rest := k[len("X-Ratelimit-"):]; {
+				case rest == "Usage":
+					p.fams |= famStrava
 				case strings.HasPrefix(rest, "Limit-") && kongKey(rest[len("Limit-"):]):
 					// Kong's X-RateLimit-Limit-Minute (and -Remaining-): one
 					// limit per period, read from its Limit field.

@@ -497,6 +497,52 @@ var parseCases = []parseCase{
 		limits: []string{"- requests - q=? r=0.5 w=? reset=+12s x-ratelimit"},
 	},
 	{
+		// Strava's documented example: a quarter-hour's and a day's
+		// limit and usage, the application's, turning at the quarter
+		// and at midnight UTC on the server's clock.
+		name:   "strava",
+		status: 200,
+		at:     time.Date(2020, 10, 10, 20, 11, 1, 0, time.UTC),
+		header: []string{"Date: Tue, 10 Oct 2020 20:11:01 GMT", "X-Ratelimit-Limit: 600,30000", "X-Ratelimit-Usage: 314,27536"},
+		limits: []string{
+			"15min requests 15min q=600 r=286 w=15m0s reset=+3m59s x-ratelimit",
+			"daily requests daily q=30000 r=2464 w=24h0m0s reset=+3h48m59s x-ratelimit",
+		},
+	},
+	{
+		name:     "strava 429",
+		status:   429,
+		at:       time.Date(2020, 10, 10, 20, 11, 5, 0, time.UTC),
+		header:   []string{"Date: Tue, 10 Oct 2020 20:11:05 GMT", "X-Ratelimit-Limit: 600,30000", "X-Ratelimit-Usage: 692,29300"},
+		throttle: true,
+		wait:     "3m55s X-RateLimit-Limit",
+		limits: []string{
+			"15min requests 15min q=600 r=0 w=15m0s reset=+3m55s x-ratelimit",
+			"daily requests daily q=30000 r=700 w=24h0m0s reset=+3h48m55s x-ratelimit",
+		},
+	},
+	{
+		// The "non-upload" limit beside the overall one, on a server
+		// whose clock is ten seconds behind this one.
+		name:   "strava read limits",
+		status: 200,
+		at:     time.Date(2024, 3, 1, 23, 59, 50, 0, time.UTC),
+		header: []string{"Date: Fri, 01 Mar 2024 23:59:40 GMT", "X-RateLimit-Limit: 200, 2000", "X-RateLimit-Usage: 10, 100", "X-ReadRateLimit-Limit: 100, 1000", "X-ReadRateLimit-Usage: 5, 50"},
+		limits: []string{
+			"15min requests 15min q=200 r=190 w=15m0s reset=+10s x-ratelimit",
+			"daily requests daily q=2000 r=1900 w=24h0m0s reset=+10s x-ratelimit",
+			"read-15min requests read-15min q=100 r=95 w=15m0s reset=+10s x-ratelimit",
+			"read-daily requests read-daily q=1000 r=950 w=24h0m0s reset=+10s x-ratelimit",
+		},
+	},
+	{
+		name:     "strava malformed",
+		status:   200,
+		at:       time.Date(2020, 10, 10, 20, 11, 1, 0, time.UTC),
+		header:   []string{"X-Ratelimit-Limit: 600,30000,5", "X-Ratelimit-Usage: 314,x"},
+		warnings: []string{`X-RateLimit-Limit: "600,30000,5" is not a pair of counts; ignored`, `X-RateLimit-Usage: "314,x" is not a pair of counts; ignored`},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

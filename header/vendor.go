@@ -345,3 +345,70 @@ func riotPair(s string) (n float64, secs int64, ok bool) {
 	}
 	return n, secs, true
 }
+
+// strava reads Strava's limits: X-RateLimit-Limit and X-RateLimit-Usage
+// are each two counts, the quarter-hour's and the day's, and
+// X-ReadRateLimit-Limit and -Usage the same of the limit of every endpoint
+// but uploads ("non-upload"). What is used is said, not what is left.
+// Each is the application's, counted by every endpoint: one counter of the
+// tenant. The quarter-hour turns at 0, 15, 30 and 45 minutes past the
+// hour, the day at midnight UTC; neither is stated, so the turns are taken
+// on the server's clock (its Date field, else this one's), as instants
+// (https://developers.strava.com/docs/rate-limits/).
+func (p *parser) strava() {
+	at := p.now
+	if d, ok := p.get("Date"); ok {
+		if t, ok := parseDate(d); ok {
+			at = t
+		}
+	}
+	quarter := at.Truncate(15 * time.Minute).Add(15 * time.Minute)
+	y, mo, d := at.UTC().Date()
+	midnight := time.Date(y, mo, d+1, 0, 0, 0, 0, time.UTC)
+	for _, g := range [...]struct{ limit, limitName, usage, usageName, prefix string }{
+		{"X-Ratelimit-Limit", "X-RateLimit-Limit", "X-Ratelimit-Usage", "X-RateLimit-Usage", ""},
+		{"X-Readratelimit-Limit", "X-ReadRateLimit-Limit", "X-Readratelimit-Usage", "X-ReadRateLimit-Usage", "read-"},
+	} {
+		quota, nq := p.countPair(g.limit, g.limitName)
+		used, nu := p.countPair(g.usage, g.usageName)
+		for i, w := range [...]struct {
+			name   string
+			window time.Duration
+			reset  time.Time
+		}{{"15min", 15 * time.Minute, quarter}, {"daily", 24 * time.Hour, midnight}} {
+			if i >= nq {
+				break
+			}
+			lim := Limit{Name: g.prefix + w.name, Scope: g.prefix + w.name, Dialect: XRateLimit,
+				Quota: quota[i], Window: w.window, Reset: w.reset, Known: HasQuota | HasWindow | HasReset}
+			if i < nu {
+				lim.Remaining, lim.Known = max(0, quota[i]-used[i]), lim.Known|HasRemaining
+			}
+			p.add(lim, g.limitName)
+		}
+	}
+}
+
+// countPair reads a field of up to two comma-separated counts, and says
+// how many it read: none where the field is absent or malformed.
+func (p *parser) countPair(key, name string) (n [2]float64, got int) {
+	v, ok := p.get(key)
+	if !ok {
+		return n, 0
+	}
+	for rest := v; got < len(n); got++ {
+		var item string
+		item, rest, ok = strings.Cut(rest, ",")
+		c, isNum := number(trimOWS(item))
+		if !isNum || c < 0 {
+			p.warnf("%s: %s is not a pair of counts; ignored", name, quote(v))
+			return n, 0
+		}
+		n[got] = c
+		if !ok {
+			return n, got + 1
+		}
+	}
+	p.warnf("%s: %s is not a pair of counts; ignored", name, quote(v))
+	return n, 0
+}
