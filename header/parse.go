@@ -98,6 +98,16 @@ func (p *parser) dialects() {
 		}
 		p.ietfSeparate()
 	}
+	if p.has(famRateDash) {
+		// Xendit's: the drafts' separate fields, spelt with a dash
+		// (https://docs.xendit.co/apidocs/rate-limits); the reset is
+		// seconds to the window's end.
+		p.simple(Limit{Dialect: IETFSeparate}, &fields{
+			"Rate-Limit-Limit", "Rate-Limit-Limit",
+			"Rate-Limit-Remaining", "Rate-Limit-Remaining",
+			"Rate-Limit-Reset", "Rate-Limit-Reset",
+		})
+	}
 	if p.has(famBeta) {
 		p.ietfStructured(keyBetaRateLimitPolicy, keyBetaRateLimit, "Beta-RateLimit-Policy", "Beta-RateLimit", true)
 	}
@@ -232,6 +242,7 @@ const (
 	famXRetry            // X-RateLimit-Retry-After, MailerLite's
 	famRiot              // X-App-Rate-Limit, X-Method-Rate-Limit (-Count), X-Rate-Limit-Type: the Riot Games API's
 	famGroq              // X-Groq-Region: Groq's, whose x-ratelimit-*-requests count a day
+	famRateDash          // Rate-Limit-{Limit,Remaining,Reset}: Xendit's spelling of the drafts' fields
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -361,6 +372,8 @@ func (p *parser) scan() {
 					p.namedWaits[p.nwaits] = k
 					p.nwaits++
 				}
+			case strings.HasPrefix(k, "Rate-Limit-"):
+				p.fams |= famRateDash
 			case strings.HasPrefix(k, keyRateLimit):
 				p.fams |= famIETF
 				switch k {

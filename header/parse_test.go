@@ -543,6 +543,62 @@ var parseCases = []parseCase{
 		warnings: []string{`X-RateLimit-Limit: "600,30000,5" is not a pair of counts; ignored`, `X-RateLimit-Usage: "314,x" is not a pair of counts; ignored`},
 	},
 	{
+		// Datadog's fields (its documentation names them and gives no
+		// values; these are constructed): the window in X-RateLimit-Period,
+		// seconds to the reset, the limit's name.
+		name:   "datadog",
+		status: 200,
+		header: []string{"X-RateLimit-Limit: 1000", "X-RateLimit-Period: 60", "X-RateLimit-Remaining: 999", "X-RateLimit-Reset: 42", "X-RateLimit-Name: monitor_status"},
+		limits: []string{"monitor_status requests - q=1000 r=999 w=1m0s reset=+42s x-ratelimit"},
+	},
+	{
+		// Atlassian Data Center's token bucket (its documentation names the
+		// fields; these values are constructed): 20 tokens at most, 2 added
+		// every second, so an empty bucket fills in 10 s.
+		name:   "atlassian data center",
+		status: 200,
+		header: []string{"X-RateLimit-Limit: 20", "X-RateLimit-Remaining: 15", "X-RateLimit-Interval-Seconds: 1", "X-RateLimit-FillRate: 2", "Retry-After: 0"},
+		hint:   "0s Retry-After",
+		limits: []string{"- requests - q=20 r=15 w=10s reset=? x-ratelimit"},
+	},
+	{
+		// Crossref's documented fields: 50 requests a second.
+		name:   "crossref",
+		status: 200,
+		header: []string{"X-Rate-Limit-Limit: 50", "X-Rate-Limit-Interval: 1s"},
+		limits: []string{"- requests - q=50 r=? w=1s reset=? x-ratelimit"},
+	},
+	{
+		name:     "crossref malformed interval",
+		status:   200,
+		header:   []string{"X-Rate-Limit-Limit: 50", "X-Rate-Limit-Interval: soon"},
+		limits:   []string{"- requests - q=50 r=? w=? reset=? x-ratelimit"},
+		warnings: []string{`X-Rate-Limit-Interval: "soon" is not a window; ignored`},
+	},
+	{
+		// Cerebras's documented example: Kong-style names, resets in
+		// seconds to the turn, and a limit of tokens.
+		name:   "cerebras",
+		status: 200,
+		header: []string{
+			"x-ratelimit-limit-requests-day: 1000000000", "x-ratelimit-limit-tokens-minute: 1000000000",
+			"x-ratelimit-remaining-requests-day: 999997455", "x-ratelimit-remaining-tokens-minute: 999998298",
+			"x-ratelimit-reset-requests-day: 33011.382867097855", "x-ratelimit-reset-tokens-minute: 11.382867097854614",
+		},
+		limits: []string{
+			"requests-day requests - q=1e+09 r=9.99997455e+08 w=24h0m0s reset=+9h10m11.382867098s x-ratelimit",
+			"tokens-minute tokens - q=1e+09 r=9.99998298e+08 w=1m0s reset=+11.382867098s x-ratelimit",
+		},
+	},
+	{
+		// Xendit's fields (docs.xendit.co/apidocs/rate-limits): the draft's
+		// separate fields under another spelling.
+		name:   "xendit",
+		status: 200,
+		header: []string{"Rate-Limit-Limit: 600", "Rate-Limit-Remaining: 583", "Rate-Limit-Reset: 58.37"},
+		limits: []string{"- requests - q=600 r=583 w=? reset=+58.37s ietf-separate"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",
@@ -564,10 +620,10 @@ var parseCases = []parseCase{
 		limits: []string{"- requests - q=? r=7 w=1m0s reset=? ietf-separate"},
 	},
 	{
-		name:   "remaining as a list is no count",
-		status: 200,
-		header: []string{"ratelimit-limit: 10", "ratelimit-remaining: 7, 8"},
-		limits: []string{"- requests - q=10 r=? w=? reset=? ietf-separate"},
+		name:     "remaining as a list is no count",
+		status:   200,
+		header:   []string{"ratelimit-limit: 10", "ratelimit-remaining: 7, 8"},
+		limits:   []string{"- requests - q=10 r=? w=? reset=? ietf-separate"},
 		warnings: []string{`RateLimit-Remaining: "7, 8" is not a count; ignored`},
 	},
 	{

@@ -218,6 +218,18 @@ func (p *parser) kong() {
 		lim := Limit{Name: per.name, Window: per.window, Known: HasWindow, Dialect: XRateLimit}
 		if name != "" {
 			lim.Name = strings.ToLower(name) + "-" + per.name
+			if strings.EqualFold(name, "tokens") {
+				// Cerebras's x-ratelimit-limit-tokens-minute
+				// (https://inference-docs.cerebras.ai/support/rate-limits).
+				lim.Unit = Tokens
+			}
+		}
+		// Kong states no reset; Cerebras, speaking its fields, does:
+		// x-ratelimit-reset-requests-day, seconds to the turn.
+		reset := ""
+		var buf [64]byte
+		if k := append(append(buf[:0], "X-Ratelimit-Reset-"...), suffix...); p.h[string(k)] != nil {
+			reset = string(k) // no allocation unless the field is there
 		}
 		rk := ""
 		for _, k := range p.kongRemKeys[:p.nkongRem] {
@@ -225,7 +237,7 @@ func (p *parser) kong() {
 				rk = k
 			}
 		}
-		p.simple(lim, &fields{key, key, rk, rk, "", ""})
+		p.simple(lim, &fields{key, key, rk, rk, reset, reset})
 	}
 }
 

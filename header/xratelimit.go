@@ -299,6 +299,25 @@ func (p *parser) xRateLimit() {
 			githubResource(&lim, v)
 		}
 	}
+	// Datadog: X-RateLimit-Period is the window in seconds, aligned to
+	// the calendar, and X-RateLimit-Name the limit's name
+	// (https://docs.datadoghq.com/api/latest/rate-limits/).
+	if n, ok := p.count("X-Ratelimit-Period", "X-RateLimit-Period"); ok && n > 0 && !lim.Has(HasWindow) && got {
+		lim.Window, lim.Known = seconds(n), lim.Known|HasWindow
+	}
+	if v, ok := p.get("X-Ratelimit-Name"); ok && v != "" && got {
+		lim.Name = v
+	}
+	// Atlassian Data Center: a token bucket of X-RateLimit-Limit tokens,
+	// X-RateLimit-FillRate of them added every X-RateLimit-Interval-Seconds
+	// (https://confluence.atlassian.com/conf87/_ratelimiting_httpheaders-1333822054.html):
+	// as a limit of requests, its window the time an empty bucket takes
+	// to fill, so that its steady rate is the fill rate.
+	if fill, ok := p.count("X-Ratelimit-Fillrate", "X-RateLimit-FillRate"); ok && fill > 0 && lim.Has(HasQuota) && !lim.Has(HasWindow) {
+		if every, ok := p.count("X-Ratelimit-Interval-Seconds", "X-RateLimit-Interval-Seconds"); ok && every > 0 {
+			lim.Window, lim.Known = seconds(lim.Quota/fill*every), lim.Known|HasWindow
+		}
+	}
 	// Zoom: X-RateLimit-Category names the request type (Light, Medium,
 	// Heavy, Resource-intensive) and X-RateLimit-Type how its quota is
 	// enforced, "QPS" per second or "Daily-limit" per day
@@ -409,5 +428,20 @@ func (p *parser) xRateLimitDashed() {
 	if _, ok := p.h[f.limit]; !ok {
 		f.limit, f.limitName = "X-Rate-Limit", "X-Rate-Limit"
 	}
-	p.simple(Limit{Dialect: XRateLimit}, &f)
+	i := p.simple(Limit{Dialect: XRateLimit}, &f)
+	// Crossref's X-Rate-Limit-Interval: the window, "1s" (a Go duration)
+	// or seconds (https://github.com/CrossRef/rest-api-doc, "Rate limits").
+	if v, ok := p.get("X-Rate-Limit-Interval"); ok && i >= 0 {
+		var d time.Duration
+		if n, isNum := number(v); isNum {
+			d = seconds(n)
+		} else if dd, err := time.ParseDuration(v); err == nil {
+			d = dd
+		}
+		if l := &p.o.Limits[i]; d > 0 && d < MaxWait {
+			l.Window, l.Known = d, l.Known|HasWindow
+		} else {
+			p.warnf("X-Rate-Limit-Interval: %s is not a window; ignored", quote(v))
+		}
+	}
 }
