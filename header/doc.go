@@ -29,7 +29,22 @@
 //     limit's reset the rate-limiting-advanced plugin sends in the draft's
 //     RateLimit-Reset.
 //   - OpenAI's x-ratelimit-*-{requests,tokens} and Anthropic's
-//     anthropic-ratelimit-*.
+//     anthropic-ratelimit-*. Groq sends OpenAI's fields with its requests
+//     counted per day (X-Groq-Region recognises it); elsewhere a reset
+//     later than a minute leaves the window unknown (a minute's allowance
+//     is whole within one). Cerebras's Kong-style names
+//     (x-ratelimit-limit-tokens-minute) with a reset each, in seconds.
+//   - Strava's X-RateLimit-Limit: 600,30000 with X-RateLimit-Usage (used,
+//     not left) and X-ReadRateLimit-*: a quarter hour's and a day's limit
+//     of the application, turning at the quarter and at midnight UTC of
+//     the server's clock.
+//   - Datadog's X-RateLimit-Period (the window) and -Name, Atlassian Data
+//     Center's X-RateLimit-FillRate and -Interval-Seconds (a token bucket),
+//     Crossref's X-Rate-Limit-Interval, Docker Hub's RateLimit-Remaining
+//     with a window parameter ("20;w=21600"), Xendit's Rate-Limit-* (the
+//     drafts' fields). A delay in X-RateLimit-Reset is read as seconds;
+//     the Transport reads it as milliseconds once two answers show it
+//     falling a thousand a second (Prisjakt's).
 //   - A vendor's own family of the same three fields, X-<Vendor>-RateLimit-*
 //     or X-<Vendor>-Rate-Limit-* (Sentry's X-Sentry-Rate-Limit-Reset in
 //     epoch seconds, Brevo's x-sib-ratelimit-reset a delay), read as
