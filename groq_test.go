@@ -94,18 +94,7 @@ func TestGroqRequestsPerDay(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
 					s := &groqAPI{rpd: 1000, used: 1000 - left, dayEnd: time.Now().Add(3 * time.Hour), rpm: 30, region: region}
 					tr := &heed.Transport{Base: &heedtest.Script{Func: s.answer}, MaxRetries: -1, MaxWait: 10 * time.Minute}
-					var errs int
-					deadline := time.Now().Add(20 * time.Minute)
-					for time.Now().Before(deadline) {
-						req, _ := http.NewRequest(http.MethodPost, "https://api.groq.com/openai/v1/chat/completions", nil)
-						resp, err := tr.RoundTrip(req)
-						if err != nil {
-							errs++
-							time.Sleep(time.Second)
-							continue
-						}
-						resp.Body.Close()
-					}
+					errs := serial(tr, http.MethodPost, "https://api.groq.com/openai/v1/chat/completions", 20*time.Minute)
 					s.mu.Lock()
 					defer s.mu.Unlock()
 					t.Logf("%d left: accepted %d a minute, %d in all; refused %d by the day's quota, %d by the minute's; sent while blocked %d; errors %d",

@@ -121,3 +121,21 @@ func pathOrder(hold func(path string) time.Duration) (*heedtest.Script, func() [
 		return slices.Clone(order)
 	}
 }
+
+// serial sends method url through rt, one request after another, for d,
+// and returns how many failed (each followed by a second's pause, as a
+// caller that backs off would).
+func serial(rt http.RoundTripper, method, url string, d time.Duration) (fails int) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequest(method, url, nil)
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			fails++
+			time.Sleep(time.Second)
+			continue
+		}
+		resp.Body.Close()
+	}
+	return fails
+}

@@ -57,18 +57,7 @@ func TestResetInMilliseconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &millisAPI{quota: 100, w: time.Minute, latency: 20 * time.Millisecond}
 		tr := &heed.Transport{Base: &heedtest.Script{Func: s.answer}, MaxRetries: -1}
-		var fails int
-		deadline := time.Now().Add(5 * time.Minute)
-		for time.Now().Before(deadline) {
-			req, _ := http.NewRequest(http.MethodGet, "https://api.example.com/v1/products/1", nil)
-			resp, err := tr.RoundTrip(req)
-			if err != nil {
-				fails++
-				time.Sleep(time.Second)
-				continue
-			}
-			resp.Body.Close()
-		}
+		fails := serial(tr, http.MethodGet, "https://api.example.com/v1/products/1", 5*time.Minute)
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		t.Logf("accepted %d, refused %d, failed fast %d", s.accepted, s.denied, fails)
