@@ -599,6 +599,17 @@ var parseCases = []parseCase{
 		limits: []string{"- requests - q=600 r=583 w=? reset=+58.37s ietf-separate"},
 	},
 	{
+		// Freshdesk's fields: the quota in X-RateLimit-Total, the cost of
+		// the request in X-RateLimit-Used-CurrentRequest, Retry-After on a
+		// 429.
+		name:     "freshdesk 429",
+		status:   429,
+		header:   []string{"X-RateLimit-Total: 700", "X-RateLimit-Remaining: 0", "X-RateLimit-Used-CurrentRequest: 1", "Retry-After: 27"},
+		throttle: true,
+		wait:     "27s Retry-After",
+		limits:   []string{"- requests - q=700 r=0 w=? reset=? x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

@@ -253,6 +253,11 @@ func (p *parser) xRateLimit() {
 			}
 		}
 	}
+	if n, ok := p.count("X-Ratelimit-Total", "X-RateLimit-Total"); ok && !lim.Has(HasQuota) {
+		// Freshdesk's and Freshservice's quota (developers.freshdesk.com/api,
+		// "Rate Limit"), beside X-RateLimit-Used-CurrentRequest.
+		lim.Quota, lim.Known, got = n, lim.Known|HasQuota, true
+	}
 	if n, ok := p.count("X-Ratelimit-Remaining", "X-RateLimit-Remaining"); ok {
 		lim.Remaining, lim.Known, got = n, lim.Known|HasRemaining, true
 	}
