@@ -204,6 +204,13 @@ func vendorPrefix(k string) string {
 // -Limit, -Remaining and -Reset fields (Sentry's fixed windows, per caller
 // and endpoint, reset in epoch seconds; Brevo's, reset a delay in
 // seconds).
+//
+// Contentful's carry a limit per period, X-Contentful-RateLimit-Second-Limit
+// and -Hour-Limit with their -Remaining, beside one -Reset: the seconds
+// until the next request may go, of whichever is spent
+// (https://www.contentful.com/developers/docs/references/content-management-api/,
+// "API rate limits"). Each period's is a limit of its own, its window the
+// period's.
 func (p *parser) vendorFields() {
 	v := p.vendor
 	name := func(f string) string { return strings.ToLower(v) + f }
@@ -212,6 +219,19 @@ func (p *parser) vendorFields() {
 		v + "Remaining", name("remaining"),
 		v + "Reset", name("reset"),
 	})
+	var buf [96]byte
+	for i := range kongPeriods {
+		per := &kongPeriods[i]
+		k := append(append(append(buf[:0], v...), per.suffix...), "-Limit"...)
+		if p.h[string(k)] == nil {
+			continue // no allocation for a period the server does not send
+		}
+		limit := string(k)
+		remaining := v + per.suffix + "-Remaining"
+		p.simple(Limit{Name: per.name, Window: per.window, Known: HasWindow, Dialect: XRateLimit}, &fields{
+			limit, strings.ToLower(limit), remaining, strings.ToLower(remaining), "", "",
+		})
+	}
 }
 
 // Header families, found by one pass over the header's keys so that a

@@ -610,6 +610,20 @@ var parseCases = []parseCase{
 		limits:   []string{"- requests - q=700 r=0 w=? reset=? x-ratelimit"},
 	},
 	{
+		// Contentful's per-second and per-hour limits beside the reset of
+		// whichever is spent (the Hour fields' values are constructed).
+		name:     "contentful 429",
+		status:   429,
+		header:   []string{"X-Contentful-RateLimit-Hour-Limit: 36000", "X-Contentful-RateLimit-Hour-Remaining: 35990", "X-Contentful-RateLimit-Second-Limit: 7", "X-Contentful-RateLimit-Second-Remaining: 0", "X-Contentful-RateLimit-Reset: 1"},
+		throttle: true,
+		wait:     "1s x-contentful-ratelimit-reset",
+		limits: []string{
+			"- requests - q=? r=? w=? reset=+1s x-ratelimit",
+			"second requests - q=7 r=0 w=1s reset=? x-ratelimit",
+			"hour requests - q=36000 r=35990 w=1h0m0s reset=? x-ratelimit",
+		},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",
