@@ -98,6 +98,9 @@ func (p *parser) dialects() {
 		}
 		p.ietfSeparate()
 	}
+	if p.has(famXero) {
+		p.xero()
+	}
 	if p.has(famRateDash) {
 		// Xendit's: the drafts' separate fields, spelt with a dash
 		// (https://docs.xendit.co/apidocs/rate-limits); the reset is
@@ -263,6 +266,7 @@ const (
 	famRiot              // X-App-Rate-Limit, X-Method-Rate-Limit (-Count), X-Rate-Limit-Type: the Riot Games API's
 	famGroq              // X-Groq-Region: Groq's, whose x-ratelimit-*-requests count a day
 	famRateDash          // Rate-Limit-{Limit,Remaining,Reset}: Xendit's spelling of the drafts' fields
+	famXero              // X-MinLimit-Remaining, X-DayLimit-Remaining, X-AppMinLimit-Remaining: Xero's
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -471,6 +475,8 @@ func (p *parser) scan() {
 				p.fams |= famMillis
 			case k == keyGroqRegion:
 				p.fams |= famGroq
+			case k == "X-Minlimit-Remaining", k == "X-Daylimit-Remaining", k == "X-Appminlimit-Remaining":
+				p.fams |= famXero
 			default:
 				if v := vendorPrefix(k); v != "" && (p.vendor == "" || v < p.vendor) {
 					// The least, where two vendors' families meet: the

@@ -624,6 +624,21 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// Xero's fields state what is left of each limit, and a 429 names
+		// the spent one.
+		name:     "xero 429",
+		status:   429,
+		header:   []string{"Retry-After: 38", "X-Rate-Limit-Problem: minute", "X-MinLimit-Remaining: 0", "X-DayLimit-Remaining: 4123", "X-AppMinLimit-Remaining: 9876"},
+		throttle: true,
+		wait:     "38s Retry-After",
+		reason:   "minute ",
+		limits: []string{
+			"minute requests minute q=? r=0 w=1m0s reset=? x-ratelimit",
+			"day requests day q=? r=4123 w=24h0m0s reset=? x-ratelimit",
+			"app-minute requests app-minute q=? r=9876 w=1m0s reset=? x-ratelimit",
+		},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

@@ -424,3 +424,28 @@ func (p *parser) countPair(key, name string) (n [2]float64, got int) {
 	p.warnf("%s: %s is not a pair of counts; ignored", name, quote(v))
 	return n, 0
 }
+
+// xero reads Xero's limits, which state only what is left: 60 calls a
+// minute and 5000 a day per connected organisation (X-MinLimit-Remaining,
+// X-DayLimit-Remaining) and 10,000 a minute for the app across them
+// (X-AppMinLimit-Remaining); a 429 names the one spent in
+// X-Rate-Limit-Problem and says when to come back in Retry-After
+// (https://developer.xero.com/documentation/guides/oauth2/limits/). Each is
+// a counter of the tenant every endpoint joins: the app's is read from
+// every organisation's answers.
+func (p *parser) xero() {
+	for _, x := range [...]struct {
+		key, name, limit string
+		window           time.Duration
+	}{
+		{"X-Minlimit-Remaining", "X-MinLimit-Remaining", "minute", time.Minute},
+		{"X-Daylimit-Remaining", "X-DayLimit-Remaining", "day", 24 * time.Hour},
+		{"X-Appminlimit-Remaining", "X-AppMinLimit-Remaining", "app-minute", time.Minute},
+	} {
+		p.simple(Limit{Name: x.limit, Scope: x.limit, Window: x.window, Known: HasWindow, Dialect: XRateLimit},
+			&fields{"", "", x.key, x.name, "", ""})
+	}
+	if v, ok := p.get("X-Rate-Limit-Problem"); ok && v != "" {
+		p.o.Reason = v
+	}
+}
