@@ -126,11 +126,21 @@ func TestResetUnits(t *testing.T) {
 		reads []read
 	}{
 		{"milliseconds, 20 ms apart", []read{
-			{0, 600000 * time.Second, false},
-			{20 * time.Millisecond, 599980 * time.Second, false},
-			{80 * time.Millisecond, 599920 * time.Second, false},
-			{100 * time.Millisecond, 599900 * time.Second, true},
+			{0, 60000 * time.Second, false},
+			{20 * time.Millisecond, 59980 * time.Second, false},
+			{80 * time.Millisecond, 59920 * time.Second, false},
+			{100 * time.Millisecond, 59900 * time.Second, true},
+			{time.Second, 59000 * time.Second, true},
+		}},
+		{"longer than a day: milliseconds until answers show seconds", []read{
+			{0, 600000 * time.Second, true},
+			{600 * time.Second, 599400 * time.Second, false},
+			{601 * time.Second, 599399 * time.Second, false},
+		}},
+		{"longer than a day, in milliseconds", []read{
+			{0, 600000 * time.Second, true},
 			{time.Second, 599000 * time.Second, true},
+			{10 * time.Minute, 3599000 * time.Second, true},
 		}},
 		{"seconds", []read{
 			{0, 60 * time.Second, false},
@@ -145,9 +155,9 @@ func TestResetUnits(t *testing.T) {
 			{2100 * time.Millisecond, 600 * time.Second, false},
 		}},
 		{"seconds again after milliseconds", []read{
-			{0, 600000 * time.Second, false},
-			{200 * time.Millisecond, 599800 * time.Second, true},
-			{2200 * time.Millisecond, 599798 * time.Second, false},
+			{0, 60000 * time.Second, false},
+			{200 * time.Millisecond, 59800 * time.Second, true},
+			{2200 * time.Millisecond, 59798 * time.Second, false},
 		}},
 		{"a fall of 100 in a second is not a thousand a second", []read{
 			{0, 5000 * time.Second, false},

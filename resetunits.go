@@ -17,7 +17,13 @@ import (
 // seconds, by a thousand in milliseconds. A fall of at least minFall
 // units, a hundred times faster than the clock, is milliseconds; a fall
 // no more than ten times the clock's over secondsAfter or more is
-// seconds. Until two answers tell, the delay is read as seconds.
+// seconds. Until two answers tell, the delay is read as seconds, but for
+// one longer than a day (longestDelay), which no daily window's is: that
+// is read as milliseconds until answers show seconds, so that the first
+// answer, if it is a 429 (Prisjakt documents one), holds the endpoint ten
+// minutes and not a week. A server that meant the week is asked once more
+// after the ten minutes, and its answer, falling a second a second, is
+// then read as it was meant.
 //
 // Kept per endpoint (with its tenant) and limit: another counter's
 // answers, interleaved, would tell of no clock. Bounded by maxResetUnits
@@ -28,15 +34,22 @@ type resetUnits struct {
 }
 
 type unitsEst struct {
-	d      time.Duration // a delay, as read in seconds, to measure from
-	at     time.Time     // when it was read
-	millis bool          // two answers showed milliseconds
+	d    time.Duration // a delay, as read in seconds, to measure from
+	at   time.Time     // when it was read
+	unit int8          // what answers have shown: unknown, or one of the two
 }
+
+const (
+	unitUnknown int8 = iota
+	unitSeconds
+	unitMillis
+)
 
 const (
 	maxResetUnits = 4096
 	minFall       = 100 * time.Second
 	secondsAfter  = 2 * time.Second
+	longestDelay  = 24 * time.Hour
 )
 
 // apply rescales, in obs, the delays in seconds of the limits whose
@@ -66,7 +79,8 @@ func (u *resetUnits) apply(endpoint string, obs *header.Observation, now time.Ti
 }
 
 // millis records a delay d read in seconds at now for key, and reports
-// whether key's answers have shown milliseconds.
+// whether to read it as milliseconds: key's answers have shown them, or
+// shown nothing yet and d is longer than longestDelay.
 func (u *resetUnits) millis(key string, d time.Duration, now time.Time) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -75,22 +89,23 @@ func (u *resetUnits) millis(key string, d time.Duration, now time.Time) bool {
 		if u.m == nil || len(u.m) >= maxResetUnits {
 			u.m = make(map[string]*unitsEst)
 		}
-		u.m[key] = &unitsEst{d: d, at: now}
-		return false
-	}
-	// Measured from the earliest answer of the window: answers close
-	// together fall too little to tell.
-	fall, dt := e.d-d, now.Sub(e.at)
-	switch {
-	case fall < 0 || dt < 0:
-		e.d, e.at = d, now // a window turned
-	case fall >= minFall && fall > 100*dt:
-		e.millis, e.d, e.at = true, d, now
-	case dt >= secondsAfter:
-		if fall <= 10*dt {
-			e.millis = false
+		e = &unitsEst{d: d, at: now}
+		u.m[key] = e
+	} else {
+		// Measured from the earliest answer of the window: answers close
+		// together fall too little to tell.
+		fall, dt := e.d-d, now.Sub(e.at)
+		switch {
+		case fall < 0 || dt < 0:
+			e.d, e.at = d, now // a window turned
+		case fall >= minFall && fall > 100*dt:
+			e.unit, e.d, e.at = unitMillis, d, now
+		case dt >= secondsAfter:
+			if fall <= 10*dt {
+				e.unit = unitSeconds
+			}
+			e.d, e.at = d, now
 		}
-		e.d, e.at = d, now
 	}
-	return e.millis
+	return e.unit == unitMillis || e.unit == unitUnknown && d > longestDelay
 }
