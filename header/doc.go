@@ -44,7 +44,8 @@
 //     with a window parameter ("20;w=21600"), Xendit's Rate-Limit-* (the
 //     drafts' fields). A delay in X-RateLimit-Reset is read as seconds;
 //     the Transport reads it as milliseconds once two answers show it
-//     falling a thousand a second (Prisjakt's).
+//     falling a thousand a second (Prisjakt's), and one longer than a day
+//     as milliseconds until answers show seconds.
 //   - A vendor's own family of the same three fields, X-<Vendor>-RateLimit-*
 //     or X-<Vendor>-Rate-Limit-* (Sentry's X-Sentry-Rate-Limit-Reset in
 //     epoch seconds, Brevo's x-sib-ratelimit-reset a delay), read as
