@@ -120,9 +120,12 @@ func (p *parser) dialects() {
 	if p.has(famLinear) {
 		p.linear()
 	}
-	if p.has(famStrava) {
+	switch {
+	case p.has(famStrava):
 		p.strava()
-	} else if p.has(famX) {
+	case p.has(famGHL):
+		p.highLevel()
+	case p.has(famX):
 		p.xRateLimit()
 	}
 	if p.has(famXRate) {
@@ -152,7 +155,7 @@ func (p *parser) dialects() {
 	if p.nkong > 0 {
 		p.kong()
 	}
-	if p.nnamed > 0 {
+	if p.nnamed > 0 && !p.has(famGHL) {
 		p.suffixed()
 	}
 	if p.has(famSalesforce) {
@@ -267,6 +270,7 @@ const (
 	famGroq              // X-Groq-Region: Groq's, whose x-ratelimit-*-requests count a day
 	famRateDash          // Rate-Limit-{Limit,Remaining,Reset}: Xendit's spelling of the drafts' fields
 	famXero              // X-MinLimit-Remaining, X-DayLimit-Remaining, X-AppMinLimit-Remaining: Xero's
+	famGHL               // X-RateLimit-Interval-Milliseconds: HighLevel's, HubSpot's legacy fields without the vendor
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -420,6 +424,8 @@ func (p *parser) scan() {
 				switch rest := k[len("X-Ratelimit-"):]; {
 				case rest == "Usage":
 					p.fams |= famStrava
+				case rest == "Interval-Milliseconds":
+					p.fams |= famGHL
 				case strings.HasPrefix(rest, "Limit-") && kongKey(rest[len("Limit-"):]):
 					// Kong's X-RateLimit-Limit-Minute (and -Remaining-): one
 					// limit per period, read from its Limit field.

@@ -639,6 +639,20 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// HighLevel's fields (its documentation names them and gives the
+		// defaults, 100 per 10 s and 200,000 a day; the values are
+		// constructed from those).
+		name:     "highlevel 429",
+		status:   429,
+		header:   []string{"X-RateLimit-Limit-Daily: 200000", "X-RateLimit-Daily-Remaining: 187654", "X-RateLimit-Interval-Milliseconds: 10000", "X-RateLimit-Max: 100", "X-RateLimit-Remaining: 0", "Retry-After: 4"},
+		throttle: true,
+		wait:     "4s Retry-After",
+		limits: []string{
+			"daily requests - q=200000 r=187654 w=24h0m0s reset=? x-ratelimit",
+			"burst requests - q=100 r=0 w=10s reset=? x-ratelimit",
+		},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

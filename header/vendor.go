@@ -449,3 +449,26 @@ func (p *parser) xero() {
 		p.o.Reason = v
 	}
 }
+
+// highLevel reads HighLevel's (GoHighLevel's) limits, HubSpot's legacy
+// fields without the vendor's name: 100 requests each
+// X-RateLimit-Interval-Milliseconds (10 s) in X-RateLimit-Max and
+// X-RateLimit-Remaining, and a day's in X-RateLimit-Limit-Daily and
+// X-RateLimit-Daily-Remaining, each counted per app and location
+// (https://marketplace.gohighlevel.com/docs/other/rate-limits).
+func (p *parser) highLevel() {
+	p.simple(Limit{Name: "daily", Window: 24 * time.Hour, Known: HasWindow, Dialect: XRateLimit}, &fields{
+		"X-Ratelimit-Limit-Daily", "X-RateLimit-Limit-Daily",
+		"X-Ratelimit-Daily-Remaining", "X-RateLimit-Daily-Remaining",
+		"", "",
+	})
+	burst := Limit{Name: "burst", Dialect: XRateLimit}
+	if ms, ok := p.count("X-Ratelimit-Interval-Milliseconds", "X-RateLimit-Interval-Milliseconds"); ok && ms > 0 {
+		burst.Window, burst.Known = seconds(ms/1000), HasWindow
+	}
+	p.simple(burst, &fields{
+		"X-Ratelimit-Max", "X-RateLimit-Max",
+		"X-Ratelimit-Remaining", "X-RateLimit-Remaining",
+		"", "",
+	})
+}
