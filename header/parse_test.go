@@ -653,6 +653,18 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// Fireworks's adaptive limits (its documentation names the Limit
+		// fields and the default limits; the Remaining values are
+		// constructed): input and output tokens a minute.
+		name:   "fireworks",
+		status: 200,
+		header: []string{"X-Ratelimit-Limit-Tokens-Prompt: 3600000", "X-Ratelimit-Remaining-Tokens-Prompt: 3590000", "X-Ratelimit-Limit-Tokens-Generated: 36000", "X-Ratelimit-Remaining-Tokens-Generated: 35000"},
+		limits: []string{
+			"tokens-generated output-tokens - q=36000 r=35000 w=1m0s reset=? x-ratelimit",
+			"tokens-prompt input-tokens - q=3.6e+06 r=3.59e+06 w=1m0s reset=? x-ratelimit",
+		},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

@@ -274,7 +274,17 @@ func (p *parser) suffixed() {
 	for _, key := range keys {
 		suffix := key[len(prefixKongLimit):]
 		rem, reset := "X-Ratelimit-Remaining-"+suffix, "X-Ratelimit-Reset-"+suffix
-		p.simple(Limit{Name: strings.ToLower(suffix), Dialect: XRateLimit}, &fields{key, key, rem, rem, reset, reset})
+		lim := Limit{Name: strings.ToLower(suffix), Dialect: XRateLimit}
+		switch lim.Name {
+		case "tokens-prompt", "tokens-generated":
+			// Fireworks's adaptive limits: input and output tokens a
+			// minute (https://docs.fireworks.ai/serverless/rate-limits).
+			lim.Unit, lim.Window, lim.Known = InputTokens, time.Minute, HasWindow
+			if lim.Name == "tokens-generated" {
+				lim.Unit = OutputTokens
+			}
+		}
+		p.simple(lim, &fields{key, key, rem, rem, reset, reset})
 	}
 }
 
