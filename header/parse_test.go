@@ -633,9 +633,20 @@ var parseCases = []parseCase{
 		wait:     "38s Retry-After",
 		reason:   "minute ",
 		limits: []string{
-			"minute requests minute q=? r=0 w=1m0s reset=? x-ratelimit",
-			"day requests day q=? r=4123 w=24h0m0s reset=? x-ratelimit",
-			"app-minute requests app-minute q=? r=9876 w=1m0s reset=? x-ratelimit",
+			"minute requests minute q=60 r=0 w=1m0s reset=? x-ratelimit",
+			"day requests day q=5000 r=4123 w=24h0m0s reset=? x-ratelimit",
+			"app-minute requests app-minute q=10000 r=9876 w=1m0s reset=? x-ratelimit",
+		},
+	},
+	{
+		// A connection whose limits were raised: a count above the
+		// documented quota shows it is not the quota.
+		name:   "xero raised",
+		status: 200,
+		header: []string{"X-MinLimit-Remaining: 119", "X-DayLimit-Remaining: 4999"},
+		limits: []string{
+			"minute requests minute q=? r=119 w=1m0s reset=? x-ratelimit",
+			"day requests day q=5000 r=4999 w=24h0m0s reset=? x-ratelimit",
 		},
 	},
 	{

@@ -440,20 +440,29 @@ func (p *parser) countPair(key, name string) (n [2]float64, got int) {
 // X-DayLimit-Remaining) and 10,000 a minute for the app across them
 // (X-AppMinLimit-Remaining); a 429 names the one spent in
 // X-Rate-Limit-Problem and says when to come back in Retry-After
-// (https://developer.xero.com/documentation/guides/oauth2/limits/). Each is
-// a counter of the tenant every endpoint joins: the app's is read from
-// every organisation's answers.
+// (https://developer.xero.com/documentation/guides/oauth2/limits/,
+// https://developer.xero.com/faq/limits). Each is a counter of the tenant
+// every endpoint joins: the app's is read from every organisation's
+// answers.
 func (p *parser) xero() {
 	for _, x := range [...]struct {
 		key, name, limit string
+		quota            float64
 		window           time.Duration
 	}{
-		{"X-Minlimit-Remaining", "X-MinLimit-Remaining", "minute", time.Minute},
-		{"X-Daylimit-Remaining", "X-DayLimit-Remaining", "day", 24 * time.Hour},
-		{"X-Appminlimit-Remaining", "X-AppMinLimit-Remaining", "app-minute", time.Minute},
+		{"X-Minlimit-Remaining", "X-MinLimit-Remaining", "minute", 60, time.Minute},
+		{"X-Daylimit-Remaining", "X-DayLimit-Remaining", "day", 5000, 24 * time.Hour},
+		{"X-Appminlimit-Remaining", "X-AppMinLimit-Remaining", "app-minute", 10000, time.Minute},
 	} {
-		p.simple(Limit{Name: x.limit, Scope: x.limit, Window: x.window, Known: HasWindow, Dialect: XRateLimit},
-			&fields{"", "", x.key, x.name, "", ""})
+		// The quotas are the documentation's, "the same for all apps";
+		// a remaining count above one shows it larger.
+		lim := Limit{Name: x.limit, Scope: x.limit, Quota: x.quota, Window: x.window, Known: HasQuota | HasWindow, Dialect: XRateLimit}
+		if i := p.simple(lim, &fields{"", "", x.key, x.name, "", ""}); i >= 0 {
+			if l := &p.o.Limits[i]; l.Has(HasRemaining) && l.Remaining > l.Quota {
+				l.Known &^= HasQuota
+				l.Quota = 0
+			}
+		}
 	}
 	if v, ok := p.get("X-Rate-Limit-Problem"); ok && v != "" {
 		p.o.Reason = v
