@@ -365,6 +365,21 @@ func (p *parser) ietfSeparate() {
 			p.warnf("RateLimit-ResetTime: %s %s; ignored", quote(v), why)
 		}
 	}
+	if n, ok := p.count("Ratelimit-Dailylimit", "RateLimit-DailyLimit"); ok && !lim.Has(HasQuota) {
+		// Yelp's: calls a day, turning at midnight UTC, with the turn in
+		// RateLimit-ResetTime; RateLimit-ResourceDailyLimit and
+		// -ResourceRemaining, the endpoint's own daily limit
+		// (https://docs.developer.yelp.com/docs/places-rate-limiting).
+		lim.Quota, lim.Window, lim.Known = n, 24*time.Hour, lim.Known|HasQuota|HasWindow
+		res := Limit{Name: "resource-daily", Scope: ScopeEndpoint, Window: 24 * time.Hour, Known: HasWindow,
+			Reset: lim.Reset, Dialect: IETFSeparate}
+		res.Known |= lim.Known & HasReset
+		p.simple(res, &fields{
+			"Ratelimit-Resourcedailylimit", "RateLimit-ResourceDailyLimit",
+			"Ratelimit-Resourceremaining", "RateLimit-ResourceRemaining",
+			"", "",
+		})
+	}
 	if lim.Known != 0 {
 		lim.Name, _ = p.get(keyRateLimitName)
 		if i := p.add(lim, resetFrom); i >= 0 && nmain < len(mains) {

@@ -101,6 +101,15 @@ func (p *parser) dialects() {
 	if p.has(famXero) {
 		p.xero()
 	}
+	if p.has(famBurstLimit) {
+		// DocuSign's burst limit, counted over 30 seconds beside the
+		// hourly X-RateLimit-* (https://developers.docusign.com/platform/resource-limits/).
+		p.simple(Limit{Name: "burst", Window: 30 * time.Second, Known: HasWindow, Dialect: XRateLimit}, &fields{
+			"X-Burstlimit-Limit", "X-BurstLimit-Limit",
+			"X-Burstlimit-Remaining", "X-BurstLimit-Remaining",
+			"", "",
+		})
+	}
 	if p.has(famRateDash) {
 		// Xendit's: the drafts' separate fields, spelt with a dash
 		// (https://docs.xendit.co/apidocs/rate-limits); the reset is
@@ -255,7 +264,7 @@ const (
 	famRetryAfter
 	famX24               // X's x-app-limit-24hour-* and x-user-limit-24hour-*
 	famAnthropicPriority // anthropic-priority-*
-	famGitLab            // RateLimit-Observed, -ResetTime, -Name
+	famGitLab            // RateLimit-Observed, -Name
 	famZendesk           // X-Rate-Limit, Zendesk's own spelling
 	famMillis            // Retry-After-Ms, X-Ms-Retry-After-Ms, X-RateLimit-Reset-Ms ...
 	famOpenAI            // x-ratelimit-{limit,remaining,reset}-*
@@ -271,6 +280,7 @@ const (
 	famRateDash          // Rate-Limit-{Limit,Remaining,Reset}: Xendit's spelling of the drafts' fields
 	famXero              // X-MinLimit-Remaining, X-DayLimit-Remaining, X-AppMinLimit-Remaining: Xero's
 	famGHL               // X-RateLimit-Interval-Milliseconds: HighLevel's, HubSpot's legacy fields without the vendor
+	famBurstLimit        // X-BurstLimit-Limit, -Remaining: DocuSign's 30-second limit
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -405,7 +415,9 @@ func (p *parser) scan() {
 			case strings.HasPrefix(k, keyRateLimit):
 				p.fams |= famIETF
 				switch k {
-				case "Ratelimit-Observed", keyRateLimitResetTime, keyRateLimitName:
+				case "Ratelimit-Observed", keyRateLimitName:
+					// Not RateLimit-ResetTime alone: Yelp sends it with
+					// a daily quota.
 					p.fams |= famGitLab
 				}
 			}
@@ -483,6 +495,8 @@ func (p *parser) scan() {
 				p.fams |= famGroq
 			case k == "X-Minlimit-Remaining", k == "X-Daylimit-Remaining", k == "X-Appminlimit-Remaining":
 				p.fams |= famXero
+			case k == "X-Burstlimit-Limit", k == "X-Burstlimit-Remaining":
+				p.fams |= famBurstLimit
 			default:
 				if v := vendorPrefix(k); v != "" && (p.vendor == "" || v < p.vendor) {
 					// The least, where two vendors' families meet: the
@@ -766,6 +780,14 @@ func (p *parser) finish() {
 		// ... Otherwise, if the x-ratelimit-remaining header is 0,
 		// ... Otherwise, wait for at least one minute before retrying."
 		w.set(time.Minute, "GitHub secondary rate limit")
+	case p.hasReset(xReset) && !p.hasReset(func(l *Limit) bool { return xReset(l) && !(l.Has(HasRemaining) && l.Remaining >= 1) }) &&
+		p.windowOfExhausted(&w):
+		// Where every reset is a limit's that says it has some left, and a
+		// spent count states its window and no reset, the spent count
+		// refused:
+		// it turns within its window, and the other's reset (DocuSign's
+		// hourly one beside its spent 30-second burst) is not this
+		// refusal's.
 	default:
 		// A rejection with no Retry-After: the X-RateLimit reset is the
 		// next best wait (Jira's advice), even when no count reached 0.
@@ -871,6 +893,36 @@ func (p *parser) waitForReset(w *wait, ok func(*Limit) bool) {
 		src = string(l.Dialect)
 	}
 	w.setAt(until(l.Reset, p.now), src, !l.Has(ResetIsDelay))
+}
+
+// windowOfExhausted offers w the longest window of the exhausted limits
+// that state a window and no reset, and reports whether there was one.
+func (p *parser) windowOfExhausted(w *wait) bool {
+	best := -1
+	for i := range p.o.Limits {
+		if l := &p.o.Limits[i]; l.Exhausted() && l.Has(HasReset) {
+			return false // a spent count that says when it turns: waitForReset
+		}
+	}
+	for i := range p.o.Limits {
+		l := &p.o.Limits[i]
+		if l.Informational || !l.Exhausted() || l.Has(HasReset) || !l.Has(HasWindow) || l.Window <= 0 {
+			continue
+		}
+		if best < 0 || l.Window > p.o.Limits[best].Window {
+			best = i
+		}
+	}
+	if best < 0 {
+		return false
+	}
+	l := &p.o.Limits[best]
+	src := l.Name
+	if src == "" {
+		src = string(l.Dialect)
+	}
+	w.set(l.Window, src)
+	return true
 }
 
 func (p *parser) anyExhausted() bool {

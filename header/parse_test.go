@@ -676,6 +676,36 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// Yelp's documented fields: a daily quota turning at midnight UTC,
+		// and the endpoint's own daily limit. RateLimit-ResetTime alone is
+		// no GitLab's (whose limits are a minute's).
+		name:   "yelp",
+		status: 200,
+		at:     time.Date(2024, 3, 27, 12, 0, 0, 0, time.UTC),
+		header: []string{"RateLimit-DailyLimit: 500", "RateLimit-Remaining: 499", "RateLimit-ResourceDailyLimit: 100", "RateLimit-ResourceRemaining: 99", "RateLimit-ResetTime: 2024-03-28T00:00:00+00:00"},
+		limits: []string{
+			"resource-daily requests endpoint q=100 r=99 w=24h0m0s reset=+12h0m0s ietf-separate",
+			"- requests - q=500 r=499 w=24h0m0s reset=+12h0m0s ietf-separate",
+		},
+	},
+	{
+		// DocuSign's hourly limit beside its 30-second burst limit (its
+		// documentation names the fields and gives the defaults; these
+		// values are constructed): the burst is spent, the hour is not,
+		// so the refusal is the burst's, and waits its 30 seconds, not
+		// the hour's reset.
+		name:     "docusign burst 429",
+		status:   429,
+		at:       time.Unix(1700000000, 0),
+		header:   []string{"X-RateLimit-Limit: 3000", "X-RateLimit-Remaining: 2500", "X-RateLimit-Reset: 1700002000", "X-BurstLimit-Limit: 500", "X-BurstLimit-Remaining: 0"},
+		throttle: true,
+		wait:     "30s burst",
+		limits: []string{
+			"burst requests - q=500 r=0 w=30s reset=? x-ratelimit",
+			"- requests - q=3000 r=2500 w=? reset=+33m20s x-ratelimit",
+		},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",
