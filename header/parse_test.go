@@ -706,6 +706,18 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// Azure DevOps's fields (its documentation names them; these values
+		// are constructed): TSTUs in a sliding five minutes, not a GitHub
+		// resource's hour.
+		name:     "azure devops 429",
+		status:   429,
+		at:       time.Unix(1700000000, 0),
+		header:   []string{"Retry-After: 10", "X-RateLimit-Resource: Core", "X-RateLimit-Delay: 0.5", "X-RateLimit-Limit: 200", "X-RateLimit-Remaining: 0", "X-RateLimit-Reset: 1700000300"},
+		throttle: true,
+		wait:     "10s Retry-After",
+		limits:   []string{"Core tstu - q=200 r=0 w=5m0s reset=+5m0s x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

@@ -297,7 +297,17 @@ func (p *parser) xRateLimit() {
 	if hasBucket && bucket != "" {
 		lim.Scope = "bucket:" + bucket
 	}
-	if v, ok := p.get("X-Ratelimit-Resource"); ok && v != "" {
+	if _, ok := p.h["X-Ratelimit-Delay"]; ok && got {
+		// Azure DevOps: 200 TSTUs (its unit of load) in a sliding five
+		// minutes, X-RateLimit-Delay how long it held the request, and
+		// X-RateLimit-Resource the service and threshold that applied,
+		// a name to show, not GitHub's resource
+		// (https://learn.microsoft.com/azure/devops/integrate/concepts/rate-limits).
+		lim.Unit, lim.Window, lim.Known = "tstu", 5*time.Minute, lim.Known|HasWindow
+		if v, ok := p.get("X-Ratelimit-Resource"); ok && v != "" {
+			lim.Name = v
+		}
+	} else if v, ok := p.get("X-Ratelimit-Resource"); ok && v != "" {
 		p.github = true
 		lim.Scope = resourceScope(v)
 		if got {
