@@ -101,6 +101,9 @@ func (p *parser) dialects() {
 	if p.has(famXero) {
 		p.xero()
 	}
+	if p.has(famKuCoin) {
+		p.kuCoin()
+	}
 	if p.has(famBurstLimit) {
 		// DocuSign's burst limit, counted over 30 seconds beside the
 		// hourly X-RateLimit-* (https://developers.docusign.com/platform/resource-limits/).
@@ -281,6 +284,7 @@ const (
 	famXero              // X-MinLimit-Remaining, X-DayLimit-Remaining, X-AppMinLimit-Remaining: Xero's
 	famGHL               // X-RateLimit-Interval-Milliseconds: HighLevel's, HubSpot's legacy fields without the vendor
 	famBurstLimit        // X-BurstLimit-Limit, -Remaining: DocuSign's 30-second limit
+	famKuCoin            // gw-ratelimit-*: KuCoin's resource pools, resets in milliseconds
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -528,6 +532,10 @@ func (p *parser) scan() {
 		case 'F':
 			if strings.HasPrefix(k, "Fastly-Ratelimit-") {
 				p.fams |= famFastly
+			}
+		case 'G':
+			if strings.HasPrefix(k, "Gw-Ratelimit-") {
+				p.fams |= famKuCoin
 			}
 		case 'S':
 			switch k {

@@ -718,6 +718,39 @@ var parseCases = []parseCase{
 		limits:   []string{"Core tstu - q=200 r=0 w=5m0s reset=+5m0s x-ratelimit"},
 	},
 	{
+		// BigCommerce's documented fields: 25 requests a 5-second window,
+		// 6 left, the window turning in 3 s, in milliseconds.
+		name:   "bigcommerce",
+		status: 200,
+		header: []string{"X-Rate-Limit-Requests-Left: 6", "X-Rate-Limit-Requests-Quota: 25", "X-Rate-Limit-Time-Reset-Ms: 3000", "X-Rate-Limit-Time-Window-Ms: 5000"},
+		limits: []string{"store requests - q=25 r=6 w=5s reset=+3s x-ratelimit"},
+	},
+	{
+		// Its documented 429: the reset alone, the wait.
+		name:     "bigcommerce 429",
+		status:   429,
+		header:   []string{"X-Rate-Limit-Time-Reset-Ms: 15000"},
+		throttle: true,
+		wait:     "15s X-Rate-Limit-Time-Reset-Ms",
+		limits:   []string{"store requests - q=? r=? w=? reset=+15s x-ratelimit"},
+	},
+	{
+		// KuCoin's documented fields: a pool's quota, what is left, and the
+		// milliseconds until it is whole.
+		name:   "kucoin",
+		status: 200,
+		header: []string{"gw-ratelimit-limit: 500", "gw-ratelimit-remaining: 300", "gw-ratelimit-reset: 1489"},
+		limits: []string{"pool requests - q=500 r=300 w=30s reset=+1.489s x-ratelimit"},
+	},
+	{
+		name:     "kucoin 429",
+		status:   429,
+		header:   []string{"gw-ratelimit-limit: 500", "gw-ratelimit-remaining: 0", "gw-ratelimit-reset: 1489"},
+		throttle: true,
+		wait:     "1.489s gw-ratelimit-reset",
+		limits:   []string{"pool requests - q=500 r=0 w=30s reset=+1.489s x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

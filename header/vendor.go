@@ -491,3 +491,54 @@ func (p *parser) highLevel() {
 		"", "",
 	})
 }
+
+// kuCoin reads KuCoin's gw-ratelimit-limit, -remaining and -reset: a
+// resource pool's quota over 30 seconds, what is left of it, and the
+// milliseconds until it is whole again
+// (https://www.kucoin.com/docs/basic-info/request-rate-limit/rest-api).
+func (p *parser) kuCoin() {
+	lim := Limit{Name: "pool", Window: 30 * time.Second, Known: HasWindow, Dialect: XRateLimit}
+	if v, ok := p.get("Gw-Ratelimit-Reset"); ok {
+		if n, isNum := number(v); isNum && n >= 0 && n < epochMillisMin {
+			lim.Reset, lim.Known = p.now.Add(seconds(n/1000)), lim.Known|HasReset|ResetIsDelay
+		} else {
+			p.warnf("gw-ratelimit-reset: %s is not a delay in milliseconds; ignored", quote(v))
+		}
+	}
+	if i := p.simple(lim, &fields{
+		"Gw-Ratelimit-Limit", "gw-ratelimit-limit",
+		"Gw-Ratelimit-Remaining", "gw-ratelimit-remaining",
+		"", "",
+	}); i >= 0 {
+		p.resetFrom[i] = "gw-ratelimit-reset"
+	}
+}
+
+// bigCommerce reads BigCommerce's X-Rate-Limit-Requests-Quota and
+// -Requests-Left in a window of X-Rate-Limit-Time-Window-Ms, which turns
+// in X-Rate-Limit-Time-Reset-Ms; on a 429, that reset is the wait
+// (https://developer.bigcommerce.com/docs/start/best-practices/api-rate-limits).
+func (p *parser) bigCommerce() {
+	lim := Limit{Name: "store", Dialect: XRateLimit}
+	if n, ok := p.count("X-Rate-Limit-Time-Window-Ms", "X-Rate-Limit-Time-Window-Ms"); ok && n > 0 {
+		lim.Window, lim.Known = seconds(n/1000), HasWindow
+	}
+	if v, ok := p.get("X-Rate-Limit-Time-Reset-Ms"); ok {
+		if n, isNum := number(v); isNum && n >= 0 && n < epochMillisMin {
+			lim.Reset, lim.Known = p.now.Add(seconds(n/1000)), lim.Known|HasReset|ResetIsDelay
+		} else {
+			p.warnf("X-Rate-Limit-Time-Reset-Ms: %s is not a delay in milliseconds; ignored", quote(v))
+		}
+	}
+	i := p.simple(lim, &fields{
+		"X-Rate-Limit-Requests-Quota", "X-Rate-Limit-Requests-Quota",
+		"X-Rate-Limit-Requests-Left", "X-Rate-Limit-Requests-Left",
+		"", "",
+	})
+	if i < 0 && lim.Has(HasReset) {
+		i = p.add(lim, "")
+	}
+	if i >= 0 {
+		p.resetFrom[i] = "X-Rate-Limit-Time-Reset-Ms"
+	}
+}

@@ -435,6 +435,14 @@ func resourceScope(r string) string {
 // xRateLimitDashed reads X-Rate-Limit-Limit/-Remaining/-Reset (Okta, X)
 // and Zendesk's X-Rate-Limit/-Remaining.
 func (p *parser) xRateLimitDashed() {
+	if _, ok := p.h["X-Rate-Limit-Time-Reset-Ms"]; ok {
+		p.bigCommerce()
+		return
+	}
+	if _, ok := p.h["X-Rate-Limit-Requests-Quota"]; ok {
+		p.bigCommerce()
+		return
+	}
 	f := fields{
 		"X-Rate-Limit-Limit", "X-Rate-Limit-Limit",
 		"X-Rate-Limit-Remaining", "X-Rate-Limit-Remaining",
