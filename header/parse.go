@@ -255,7 +255,7 @@ func (p *parser) vendorFields() {
 // Header families, found by one pass over the header's keys so that a
 // response pays only for the dialects it speaks.
 const (
-	famIETF uint32 = 1 << iota
+	famIETF uint64 = 1 << iota
 	famBeta
 	famX
 	famXRate
@@ -354,7 +354,7 @@ type parse struct {
 	o    *Observation
 	h    http.Header
 	now  time.Time
-	fams uint32
+	fams uint64
 
 	nzendesk int
 	nkong    int
@@ -388,7 +388,7 @@ const (
 	problemAbnormalUsage
 )
 
-func (p *parser) has(f uint32) bool { return p.fams&f != 0 }
+func (p *parser) has(f uint64) bool { return p.fams&f != 0 }
 
 // scan sets p.fams from the header's keys.
 func (p *parser) scan() {
