@@ -751,6 +751,21 @@ var parseCases = []parseCase{
 		limits:   []string{"pool requests - q=500 r=0 w=30s reset=+1.489s x-ratelimit"},
 	},
 	{
+		// App Store Connect's documented field: 3500 requests an hour per
+		// API key, 500 left.
+		name:   "app store connect",
+		status: 200,
+		header: []string{"X-Rate-Limit: user-hour-lim:3500;user-hour-rem:500;"},
+		limits: []string{"user-hour requests - q=3500 r=500 w=1h0m0s reset=? x-ratelimit"},
+	},
+	{
+		name:     "app store connect malformed",
+		status:   200,
+		header:   []string{"X-Rate-Limit: user-hour-lim:lots;user-hour-rem:5"},
+		limits:   []string{"user-hour requests - q=? r=5 w=1h0m0s reset=? x-ratelimit"},
+		warnings: []string{`X-Rate-Limit: "user-hour-lim:lots" is not name-lim:count or name-rem:count; ignored`},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

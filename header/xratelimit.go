@@ -449,6 +449,10 @@ func (p *parser) xRateLimitDashed() {
 		"X-Rate-Limit-Reset", "X-Rate-Limit-Reset",
 	}
 	if _, ok := p.h[f.limit]; !ok {
+		if v, ok := p.get("X-Rate-Limit"); ok && strings.IndexByte(v, ':') >= 0 {
+			p.appStore(v)
+			return
+		}
 		f.limit, f.limitName = "X-Rate-Limit", "X-Rate-Limit"
 	}
 	i := p.simple(Limit{Dialect: XRateLimit}, &f)
@@ -466,5 +470,56 @@ func (p *parser) xRateLimitDashed() {
 		} else {
 			p.warnf("X-Rate-Limit-Interval: %s is not a window; ignored", quote(v))
 		}
+	}
+}
+
+// appStore reads App Store Connect's X-Rate-Limit:
+// "user-hour-lim:3500;user-hour-rem:500;", pairs of a limit's name with
+// -lim (its quota) or -rem (what is left), the period in the name: 3500
+// requests an hour per API key
+// (https://developer.apple.com/documentation/appstoreconnectapi/identifying-rate-limits).
+func (p *parser) appStore(v string) {
+	v = p.bound("X-Rate-Limit", v, ';')
+	var lims [maxPolicies]Limit
+	n := 0
+	for item := range strings.SplitSeq(v, ";") {
+		item = trimOWS(item)
+		if item == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(item, ":")
+		c, isNum := number(trimOWS(val))
+		name, quota := strings.CutSuffix(k, "-lim")
+		if !quota {
+			name, ok = strings.CutSuffix(k, "-rem")
+		}
+		if !ok || !isNum || c < 0 || name == "" {
+			p.warnf("X-Rate-Limit: %s is not name-lim:count or name-rem:count; ignored", quote(item))
+			continue
+		}
+		i := 0
+		for i < n && lims[i].Name != name {
+			i++
+		}
+		if i == n {
+			if n == len(lims) {
+				continue
+			}
+			lims[n] = Limit{Name: name, Dialect: XRateLimit}
+			for _, per := range kongPeriods {
+				if strings.Contains(name, per.name) {
+					lims[n].Window, lims[n].Known = per.window, HasWindow
+				}
+			}
+			n++
+		}
+		if quota {
+			lims[i].Quota, lims[i].Known = c, lims[i].Known|HasQuota
+		} else {
+			lims[i].Remaining, lims[i].Known = c, lims[i].Known|HasRemaining
+		}
+	}
+	for i := range lims[:n] {
+		p.add(lims[i], "")
 	}
 }
