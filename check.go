@@ -19,7 +19,7 @@ func CheckResponse(resp *http.Response) error {
 		return nil
 	}
 	switch resp.StatusCode {
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusForbidden:
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusForbidden, http.StatusTeapot:
 	default:
 		return nil
 	}

@@ -231,6 +231,10 @@ func vendorPrefix(k string) string {
 // period's.
 func (p *parser) vendorFields() {
 	v := p.vendor
+	if v == "X-Amzn-Ratelimit-" {
+		p.amazon()
+		return
+	}
 	name := func(f string) string { return strings.ToLower(v) + f }
 	p.simple(Limit{Dialect: XRateLimit}, &fields{
 		v + "Limit", name("limit"),
@@ -285,6 +289,7 @@ const (
 	famGHL               // X-RateLimit-Interval-Milliseconds: HighLevel's, HubSpot's legacy fields without the vendor
 	famBurstLimit        // X-BurstLimit-Limit, -Remaining: DocuSign's 30-second limit
 	famKuCoin            // gw-ratelimit-*: KuCoin's resource pools, resets in milliseconds
+	famBinance           // X-MBX-USED-WEIGHT-*, X-SAPI-USED-*: Binance's, whose 418 is an IP ban
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -501,6 +506,8 @@ func (p *parser) scan() {
 				p.fams |= famXero
 			case k == "X-Burstlimit-Limit", k == "X-Burstlimit-Remaining":
 				p.fams |= famBurstLimit
+			case strings.HasPrefix(k, "X-Mbx-Used-Weight"), strings.HasPrefix(k, "X-Sapi-Used-"):
+				p.fams |= famBinance
 			default:
 				if v := vendorPrefix(k); v != "" && (p.vendor == "" || v < p.vendor) {
 					// The least, where two vendors' families meet: the
@@ -771,6 +778,12 @@ func (p *parser) finish() {
 		o.Throttled = w.ok || p.problem != problemNone || p.hasReset(xReset)
 	case http.StatusForbidden:
 		o.Throttled = p.secondary || p.primary || exhausted
+	case http.StatusTeapot:
+		// Binance bans an address that keeps sending after 429s with a
+		// 418 and a Retry-After to the ban's end, two minutes to three
+		// days; sending meanwhile lengthens it
+		// (https://developers.binance.com/docs/binance-spot-api-docs/rest-api/limits).
+		o.Throttled = w.ok && p.has(famBinance)
 	}
 	if p.problem != problemNone && o.Status >= 400 || p.graphQL {
 		o.Throttled = true

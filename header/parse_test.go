@@ -766,6 +766,36 @@ var parseCases = []parseCase{
 		warnings: []string{`X-Rate-Limit: "user-hour-lim:lots" is not name-lim:count or name-rem:count; ignored`},
 	},
 	{
+		// Amazon's SP-API: the operation's rate, requests a second.
+		name:   "amazon sp-api",
+		status: 200,
+		header: []string{"x-amzn-RateLimit-Limit: 2.0", "x-amzn-RequestId: 6b5d0fd2"},
+		limits: []string{"- requests - q=2 r=? w=1s reset=? x-ratelimit"},
+	},
+	{
+		// One request a minute, as 0.0167 a second says.
+		name:   "amazon sp-api slow operation",
+		status: 200,
+		header: []string{"x-amzn-RateLimit-Limit: 0.0167"},
+		limits: []string{"- requests - q=1 r=? w=59.880239521s reset=? x-ratelimit"},
+	},
+	{
+		// Binance's ban after repeated 429s: a 418 with a Retry-After to
+		// its end (the values are constructed).
+		name:     "binance 418 ban",
+		status:   418,
+		header:   []string{"Retry-After: 120", "X-MBX-USED-WEIGHT-1M: 6105"},
+		throttle: true,
+		wait:     "2m0s Retry-After",
+	},
+	{
+		// A 418 from anyone else is no throttle.
+		name:   "418 elsewhere",
+		status: 418,
+		header: []string{"Retry-After: 120"},
+		hint:   "2m0s Retry-After",
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

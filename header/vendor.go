@@ -542,3 +542,21 @@ func (p *parser) bigCommerce() {
 		p.resetFrom[i] = "X-Rate-Limit-Time-Reset-Ms"
 	}
 }
+
+// amazon reads Amazon's Selling Partner API x-amzn-RateLimit-Limit: the
+// operation's rate in requests a second, a token bucket's refill (its burst
+// is documented per operation, not sent)
+// (https://developer-docs.amazon.com/sp-api/docs/usage-plans-and-rate-limits).
+// As a limit: one request per interval of the rate, or the rate's requests
+// a second where that is one or more.
+func (p *parser) amazon() {
+	r, ok := p.count("X-Amzn-Ratelimit-Limit", "x-amzn-RateLimit-Limit")
+	if !ok || !(r > 0) {
+		return
+	}
+	lim := Limit{Quota: r, Window: time.Second, Known: HasQuota | HasWindow, Dialect: XRateLimit}
+	if r < 1 {
+		lim.Quota, lim.Window = 1, seconds(1/r)
+	}
+	p.add(lim, "")
+}
