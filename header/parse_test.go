@@ -796,6 +796,16 @@ var parseCases = []parseCase{
 		hint:   "2m0s Retry-After",
 	},
 	{
+		// Hugging Face Hub's policy, its kind before its name, and a
+		// refusal 55 s before the window turns.
+		name:     "hugging face 429",
+		status:   429,
+		header:   []string{`RateLimit-Policy: "fixed window";"api";q=500;w=300`, `RateLimit: "api";r=0;t=55`},
+		throttle: true,
+		wait:     "55s api",
+		limits:   []string{"api requests - q=500 r=0 w=5m0s reset=+55s ietf-structured"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

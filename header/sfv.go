@@ -112,6 +112,15 @@ func (l *sfList) next(m *member) bool {
 		l.i++
 		l.ows()
 		k := l.key()
+		if k == "" && l.peek() == '"' && m.name != "" {
+			// A second string where a parameter should be: Hugging
+			// Face's "fixed window";"api";q=500;w=300, the policy's kind
+			// and then its name. The name is the last.
+			if v := l.value(); v.kind == 's' {
+				m.name = v.str
+				continue
+			}
+		}
 		if k == "" {
 			m.err = "a parameter has no key"
 			l.skip()
