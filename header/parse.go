@@ -104,6 +104,9 @@ func (p *parser) dialects() {
 	if p.has(famKuCoin) {
 		p.kuCoin()
 	}
+	if p.has(famBybit) {
+		p.bybit()
+	}
 	if p.has(famBurstLimit) {
 		// DocuSign's burst limit, counted over 30 seconds beside the
 		// hourly X-RateLimit-* (https://developers.docusign.com/platform/resource-limits/).
@@ -290,6 +293,7 @@ const (
 	famBurstLimit        // X-BurstLimit-Limit, -Remaining: DocuSign's 30-second limit
 	famKuCoin            // gw-ratelimit-*: KuCoin's resource pools, resets in milliseconds
 	famBinance           // X-MBX-USED-WEIGHT-*, X-SAPI-USED-*: Binance's, whose 418 is an IP ban
+	famBybit             // X-Bapi-Limit, -Status, -Reset-Timestamp: Bybit's per-second limits
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -508,6 +512,8 @@ func (p *parser) scan() {
 				p.fams |= famBurstLimit
 			case strings.HasPrefix(k, "X-Mbx-Used-Weight"), strings.HasPrefix(k, "X-Sapi-Used-"):
 				p.fams |= famBinance
+			case strings.HasPrefix(k, "X-Bapi-Limit"):
+				p.fams |= famBybit
 			default:
 				if v := vendorPrefix(k); v != "" && (p.vendor == "" || v < p.vendor) {
 					// The least, where two vendors' families meet: the

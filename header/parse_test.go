@@ -806,6 +806,15 @@ var parseCases = []parseCase{
 		limits:   []string{"api requests - q=500 r=0 w=5m0s reset=+55s ietf-structured"},
 	},
 	{
+		// Bybit's documented fields: 100 a second for the endpoint, 99
+		// left, the turn in epoch milliseconds.
+		name:   "bybit",
+		status: 200,
+		at:     time.UnixMilli(1672738134000),
+		header: []string{"X-Bapi-Limit: 100", "X-Bapi-Limit-Status: 99", "X-Bapi-Limit-Reset-Timestamp: 1672738134824"},
+		limits: []string{"- requests - q=100 r=99 w=1s reset=+824ms x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

@@ -560,3 +560,22 @@ func (p *parser) amazon() {
 	}
 	p.add(lim, "")
 }
+
+// bybit reads Bybit's X-Bapi-Limit (an endpoint's requests a second),
+// X-Bapi-Limit-Status (what is left) and X-Bapi-Limit-Reset-Timestamp (epoch
+// milliseconds of the turn) (https://bybit-exchange.github.io/docs/v5/rate-limit).
+func (p *parser) bybit() {
+	lim := Limit{Window: time.Second, Known: HasWindow, Dialect: XRateLimit}
+	if v, ok := p.get("X-Bapi-Limit-Reset-Timestamp"); ok {
+		if t, ok := p.millisReset(v, "X-Bapi-Limit-Reset-Timestamp"); ok {
+			lim.Reset, lim.Known = t, lim.Known|HasReset
+		}
+	}
+	if i := p.simple(lim, &fields{
+		"X-Bapi-Limit", "X-Bapi-Limit",
+		"X-Bapi-Limit-Status", "X-Bapi-Limit-Status",
+		"", "",
+	}); i >= 0 {
+		p.resetFrom[i] = "X-Bapi-Limit-Reset-Timestamp"
+	}
+}
