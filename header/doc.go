@@ -42,7 +42,17 @@
 //     Center's X-RateLimit-FillRate and -Interval-Seconds (a token bucket),
 //     Crossref's X-Rate-Limit-Interval, Docker Hub's RateLimit-Remaining
 //     with a window parameter ("20;w=21600"), Xendit's Rate-Limit-* (the
-//     drafts' fields). A delay in X-RateLimit-Reset is read as seconds;
+//     drafts' fields), Freshdesk's X-RateLimit-Total, Contentful's
+//     per-period X-Contentful-RateLimit-Second-Limit, Xero's remaining-only
+//     X-MinLimit-Remaining (with the documented quotas), HighLevel's
+//     X-RateLimit-Max and -Interval-Milliseconds, Fireworks's token
+//     limits, Yelp's RateLimit-DailyLimit, DocuSign's X-BurstLimit-*,
+//     Azure DevOps's TSTUs (X-RateLimit-Delay), BigCommerce's
+//     X-Rate-Limit-Requests-Quota and -Time-Reset-Ms, KuCoin's
+//     gw-ratelimit-*, App Store Connect's X-Rate-Limit name:count pairs,
+//     Amazon SP-API's x-amzn-RateLimit-Limit (a rate), Bybit's X-Bapi-*,
+//     Hugging Face's policy kind before its name, and Binance's 418 ban
+//     with a Retry-After as a throttle. A delay in X-RateLimit-Reset is read as seconds;
 //     the Transport reads it as milliseconds once two answers show it
 //     falling a thousand a second (Prisjakt's), and one longer than a day
 //     as milliseconds until answers show seconds.
