@@ -136,9 +136,13 @@ func (p *parser) dialects() {
 		p.linear()
 	}
 	switch {
-	case p.has(famStrava):
+	case p.has(famStrava) && p.h["X-Ratelimit-Remaining"] == nil:
+		// Strava's usage in place of what is left; beside
+		// X-RateLimit-Remaining, another server's field of that name.
 		p.strava()
-	case p.has(famGHL):
+	case p.has(famGHL) && p.h["X-Ratelimit-Limit"] == nil:
+		// HighLevel's quota is X-RateLimit-Max; beside an
+		// X-RateLimit-Limit, the usual fields are another server's.
 		p.highLevel()
 	case p.has(famX):
 		p.xRateLimit()

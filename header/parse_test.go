@@ -815,6 +815,14 @@ var parseCases = []parseCase{
 		limits: []string{"- requests - q=100 r=99 w=1s reset=+824ms x-ratelimit"},
 	},
 	{
+		// X-RateLimit-Usage beside X-RateLimit-Remaining is not Strava's
+		// pair: the usual fields are read.
+		name:   "usage beside remaining",
+		status: 200,
+		header: []string{"X-RateLimit-Limit: 100", "X-RateLimit-Remaining: 40", "X-RateLimit-Usage: 60", "X-RateLimit-Reset: 30"},
+		limits: []string{"- requests - q=100 r=40 w=? reset=+30s x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",
