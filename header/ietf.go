@@ -131,18 +131,24 @@ func (p *parser) apply(i int, m *member, service bool) {
 	switch {
 	case m.params&pt != 0:
 		l.Reset, l.Known = p.resetIn(m.t), l.Known|HasReset
+		p.delayed[i] = !isEpochSeconds(m.t)
 	case m.params&pw != 0 && service:
 		l.Reset, l.Known = p.resetIn(m.w), l.Known|HasReset
+		p.delayed[i] = !isEpochSeconds(m.w)
 	case m.params&pw != 0:
 		l.Window, l.Known = seconds(m.w), l.Known|HasWindow
 	}
 }
 
+// isEpochSeconds reports whether a reset resetIn reads is in the range of
+// epoch seconds, an instant.
+func isEpochSeconds(v float64) bool { return v >= epochSecondsMin && v < epochSecondsMax }
+
 // resetIn is the instant of a reset given in delay seconds, as the drafts
 // define it. A value in the range of epoch seconds is read as one, as
 // GitLab sends RateLimit-Reset: an epoch is never read as a delay.
 func (p *parser) resetIn(v float64) time.Time {
-	if v >= epochSecondsMin && v < epochSecondsMax {
+	if isEpochSeconds(v) {
 		return time.Unix(int64(v), 0).UTC()
 	}
 	return p.now.Add(seconds(v))
@@ -283,6 +289,7 @@ func (p *parser) ietfSeparate() {
 		}
 		var lim Limit
 		lim.Dialect = IETFCombined
+		delayed := false
 		l := sfList{s: line, dict: true}
 		for l.next(&m) {
 			if m.err != "" {
@@ -306,11 +313,13 @@ func (p *parser) ietfSeparate() {
 				lim.Remaining, lim.Known = m.num, lim.Known|HasRemaining
 			case "reset":
 				lim.Reset, lim.Known = p.resetIn(m.num), lim.Known|HasReset
+				delayed = !isEpochSeconds(m.num)
 			}
 		}
 		if lim.Known != 0 && nmain < len(mains) {
 			if i := p.add(lim, "RateLimit"); i >= 0 {
 				mains[nmain], nmain = i, nmain+1
+				p.delayed[i] = delayed
 			}
 		}
 	}
@@ -351,9 +360,11 @@ func (p *parser) ietfSeparate() {
 			p.warnf("RateLimit-Remaining: %s is not a count; ignored", quote(v))
 		}
 	}
+	delayed := false
 	if v, ok := p.get(keyRateLimitReset); ok {
 		if t, why := parseReset(v, p.now); why == "" {
 			lim.Reset, lim.Known = t, lim.Known|HasReset
+			delayed = isDelay(v, p.now)
 		} else {
 			p.warnf("RateLimit-Reset: %s %s; ignored", quote(v), why)
 		}
@@ -382,7 +393,11 @@ func (p *parser) ietfSeparate() {
 	}
 	if lim.Known != 0 {
 		lim.Name, _ = p.get(keyRateLimitName)
-		if i := p.add(lim, resetFrom); i >= 0 && nmain < len(mains) {
+		i := p.add(lim, resetFrom)
+		if i >= 0 {
+			p.delayed[i] = delayed && resetFrom == "RateLimit-Reset"
+		}
+		if i >= 0 && nmain < len(mains) {
 			mains[nmain], nmain = i, nmain+1
 		}
 	}

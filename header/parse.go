@@ -350,6 +350,10 @@ type parser struct {
 
 	// resetFrom[i] names the field o.Limits[i].Reset was read from.
 	resetFrom [MaxLimits]string
+	// delayed[i] reports that o.Limits[i].Reset was stated as a delay in
+	// a dialect whose Known bits do not say so (the IETF drafts'): a wait
+	// to it is no instant on the server's clock.
+	delayed [MaxLimits]bool
 
 	zendeskKeys [maxZendesk]string
 	kongKeys    [maxKong]string // X-RateLimit-Limit-<Period>
@@ -587,6 +591,7 @@ func (p *parser) add(l Limit, resetFrom string) int {
 		l.Unit = Requests
 	}
 	p.resetFrom[len(p.o.Limits)] = resetFrom
+	p.delayed[len(p.o.Limits)] = false
 	p.o.Limits = append(p.o.Limits, l)
 	return len(p.o.Limits) - 1
 }
@@ -923,7 +928,7 @@ func (p *parser) waitForReset(w *wait, ok func(*Limit) bool) {
 	if src == "" {
 		src = string(l.Dialect)
 	}
-	w.setAt(until(l.Reset, p.now), src, !l.Has(ResetIsDelay))
+	w.setAt(until(l.Reset, p.now), src, !l.Has(ResetIsDelay) && !p.delayed[best])
 }
 
 // windowOfExhausted offers w the longest window of the exhausted limits

@@ -1450,3 +1450,31 @@ func TestRetryAfterInstant(t *testing.T) {
 		}
 	}
 }
+
+// A wait the IETF drafts state as a delay (t=, reset=, RateLimit-Reset
+// in seconds) is no instant on the server's clock, and needs no allowance
+// for the clocks' difference; one in epoch seconds (GitLab's) is one.
+func TestIETFWaitInstant(t *testing.T) {
+	now := time.Unix(1609844400-30, 0)
+	for _, c := range []struct {
+		name    string
+		header  []string
+		instant bool
+	}{
+		{"structured t", []string{`RateLimit-Policy: "api";q=500;w=300`, `RateLimit: "api";r=0;t=55`}, false},
+		{"draft 7", []string{"RateLimit: limit=10, remaining=0, reset=5"}, false},
+		{"separate", []string{"RateLimit-Limit: 10", "RateLimit-Remaining: 0", "RateLimit-Reset: 5"}, false},
+		{"separate epoch", []string{"RateLimit-Limit: 60", "RateLimit-Remaining: 0", "RateLimit-Reset: 1609844400"}, true},
+		{"structured epoch", []string{`RateLimit-Policy: "api";q=500;w=300`, `RateLimit: "api";r=0;t=1609844400`}, true},
+	} {
+		h := http.Header{}
+		for _, kv := range c.header {
+			k, v, _ := strings.Cut(kv, ": ")
+			h.Add(k, v)
+		}
+		o := Parse(http.StatusTooManyRequests, h, nil, now)
+		if !o.HasRetryAfter || o.RetryAfterInstant != c.instant {
+			t.Errorf("%s: wait %v (%v), instant %v; want a wait, instant %v", c.name, o.RetryAfter, o.HasRetryAfter, o.RetryAfterInstant, c.instant)
+		}
+	}
+}
