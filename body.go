@@ -20,16 +20,20 @@ const (
 // profile says carries limits (Profile.Bodies), where some providers put
 // their limits, and leaves resp.Body reading from the start.
 func peekBody(resp *http.Response, bodies func(*http.Response) bool) []byte {
-	if bodies == nil && resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusForbidden {
+	if bodies == nil && resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusForbidden &&
+		resp.StatusCode != http.StatusBadRequest {
 		return nil // inlined: most responses cost no call
 	}
 	return peek(resp, bodies)
 }
 
-// peek is peekBody for a response whose body may be read.
+// peek is peekBody for a response whose body may be read: a 400 only where
+// Meta's usage fields say its error may be a rate limit's (header's
+// metaBody).
 func peek(resp *http.Response, bodies func(*http.Response) bool) []byte {
-	switch resp.StatusCode {
-	case http.StatusTooManyRequests, http.StatusForbidden:
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusForbidden:
+	case resp.StatusCode == http.StatusBadRequest && (resp.Header["X-App-Usage"] != nil || resp.Header["X-Business-Use-Case-Usage"] != nil):
 	default:
 		if bodies == nil || !bodies(resp) {
 			return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -50,6 +51,35 @@ func (p *parser) body(b []byte) {
 	}
 	if bytes.Contains(b, []byte("http-problem-types#")) {
 		p.problemBody(b)
+	}
+	if (status == 400 || status == 403) && p.has(famMeta) && bytes.Contains(b, []byte(`"code"`)) {
+		p.metaBody(b)
+	}
+}
+
+// metaBody reads a Graph API error that says a rate limit refused the
+// request: {"error": {"message": "(#4) Application request limit reached",
+// "type": "OAuthException", "code": 4, ...}}, answered with a 400 or 403.
+// Codes 4 (the app's), 17 (the user's), 32 (a Page's), 613 (a call's own)
+// and 80000-80014 (a business use case's) are limits
+// (https://developers.facebook.com/docs/graph-api/overview/rate-limiting/).
+// Only with Meta's usage fields in the header (famMeta), so that no other
+// server's code 4 is read so.
+func (p *parser) metaBody(b []byte) {
+	var v struct {
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.NewDecoder(bytes.NewReader(b)).Decode(&v) != nil {
+		return
+	}
+	switch c := v.Error.Code; {
+	case c == 4 || c == 17 || c == 32 || c == 613 || c >= 80000 && c <= 80014:
+		p.meta = true
+		if p.o.Reason == "" {
+			p.o.Reason = "meta-" + strconv.Itoa(c)
+		}
 	}
 }
 

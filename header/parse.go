@@ -104,6 +104,9 @@ func (p *parser) dialects() {
 	if p.has(famKuCoin) {
 		p.kuCoin()
 	}
+	if p.has(famMeta) {
+		p.metaUsage()
+	}
 	if p.has(famBybit) {
 		p.bybit()
 	}
@@ -298,6 +301,7 @@ const (
 	famKuCoin            // gw-ratelimit-*: KuCoin's resource pools, resets in milliseconds
 	famBinance           // X-MBX-USED-WEIGHT-*, X-SAPI-USED-*: Binance's, whose 418 is an IP ban
 	famBybit             // X-Bapi-Limit, -Status, -Reset-Timestamp: Bybit's per-second limits
+	famMeta              // X-App-Usage, X-Business-Use-Case-Usage, X-Ad-Account-Usage: Meta's Graph API
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -305,6 +309,8 @@ const (
 const (
 	keyRetryAfter          = "Retry-After"
 	keyGroqRegion          = "X-Groq-Region"
+	keyAppUsage            = "X-App-Usage"
+	keyBUCUsage            = "X-Business-Use-Case-Usage"
 	keyRateLimit           = "Ratelimit"
 	keyRateLimitPolicy     = "Ratelimit-Policy"
 	keyBetaRateLimit       = "Beta-Ratelimit"
@@ -387,6 +393,7 @@ type parse struct {
 	capWarned     bool
 	secondary     bool // GitHub's secondary rate limit message
 	billing       bool // OpenAI's insufficient_quota: a 429 no wait ends
+	meta          bool // Meta's Graph API throttling error code (metaBody)
 	primary       bool // GitHub's "API rate limit exceeded" message
 	graphQL       bool // a GraphQL body with a throttling error
 	github        bool // X-RateLimit-Resource: the response is GitHub's
@@ -522,6 +529,8 @@ func (p *parser) scan() {
 				p.fams |= famBinance
 			case strings.HasPrefix(k, "X-Bapi-Limit"):
 				p.fams |= famBybit
+			case k == keyAppUsage, k == keyBUCUsage, k == "X-Ad-Account-Usage":
+				p.fams |= famMeta
 			default:
 				if v := vendorPrefix(k); v != "" && (p.vendor == "" || v < p.vendor) {
 					// The least, where two vendors' families meet: the
@@ -792,7 +801,9 @@ func (p *parser) finish() {
 		// says it is one (the IETF draft's problem types).
 		o.Throttled = w.ok || p.problem != problemNone || p.hasReset(xReset)
 	case http.StatusForbidden:
-		o.Throttled = p.secondary || p.primary || exhausted
+		o.Throttled = p.secondary || p.primary || exhausted || p.meta
+	case http.StatusBadRequest:
+		o.Throttled = p.meta
 	case http.StatusTeapot:
 		// Binance bans an address that keeps sending after 429s with a
 		// 418 and a Retry-After to the ban's end, two minutes to three
@@ -981,6 +992,14 @@ func reasonScope(reason string) string {
 	case "jira-per-issue-on-write":
 		return ScopeKey
 	case "jira-burst-based":
+		return ScopeEndpoint
+	// Meta's Graph API error codes (metaBody): the app's, the user's, a
+	// Page's and a business use case's limits span the token's calls; a
+	// call's own (613) is the endpoint's.
+	case "meta-4", "meta-17", "meta-32", "meta-80000", "meta-80001", "meta-80002", "meta-80003", "meta-80004",
+		"meta-80005", "meta-80006", "meta-80008", "meta-80009", "meta-80014":
+		return ScopeTenant
+	case "meta-613":
 		return ScopeEndpoint
 	// Discord's X-RateLimit-Scope: "user" is the per-route limit of this
 	// bot or user, "shared" a limit on a resource such as a guild.

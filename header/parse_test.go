@@ -823,6 +823,48 @@ var parseCases = []parseCase{
 		limits: []string{"- requests - q=100 r=40 w=? reset=+30s x-ratelimit"},
 	},
 	{
+		// Meta's Graph API usage, percent of the app's hourly limit spent.
+		name:   "meta app usage",
+		status: 200,
+		header: []string{`X-App-Usage: {"call_count":28,"total_time":25,"total_cputime":25}`},
+		limits: []string{"app requests app q=? r=? w=1h0m0s reset=? x-ratelimit used=0.28"},
+	},
+	{
+		// The app's limit reached: error code 4 in a 400.
+		name:     "meta app limit 400",
+		status:   400,
+		header:   []string{`X-App-Usage: {"call_count":100,"total_time":25,"total_cputime":25}`},
+		body:     `{"error":{"message":"(#4) Application request limit reached","type":"OAuthException","is_transient":true,"code":4,"fbtrace_id":"A1b2"}}`,
+		throttle: true,
+		reason:   "meta-4 tenant",
+		limits:   []string{"app requests app q=? r=? w=1h0m0s reset=? x-ratelimit used=1"},
+	},
+	{
+		// A business use case spent, regained in 5 minutes.
+		name:     "meta business use case 400",
+		status:   400,
+		header:   []string{`X-Business-Use-Case-Usage: {"112233":[{"type":"ads_management","call_count":100,"total_cputime":20,"total_time":20,"estimated_time_to_regain_access":5}]}`},
+		body:     `{"error":{"message":"User request limit reached","type":"OAuthException","code":80004,"fbtrace_id":"B2c3"}}`,
+		throttle: true,
+		wait:     "5m0s X-Business-Use-Case-Usage",
+		reason:   "meta-80004 tenant",
+		limits:   []string{"buc-ads_management requests buc-ads_management q=? r=0 w=1h0m0s reset=+5m0s x-ratelimit used=1"},
+	},
+	{
+		// Another of Meta's errors is no throttle.
+		name:   "meta other error 400",
+		status: 400,
+		header: []string{`X-App-Usage: {"call_count":3,"total_time":1,"total_cputime":1}`},
+		body:   `{"error":{"message":"Invalid parameter","type":"OAuthException","code":100}}`,
+		limits: []string{"app requests app q=? r=? w=1h0m0s reset=? x-ratelimit used=0.03"},
+	},
+	{
+		// Nor is another server's code 4.
+		name:   "code 4 elsewhere",
+		status: 400,
+		body:   `{"error":{"message":"bad","code":4}}`,
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

@@ -1,6 +1,7 @@
 package header
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -577,5 +578,62 @@ func (p *parser) bybit() {
 		"", "",
 	}); i >= 0 {
 		p.resetFrom[i] = "X-Bapi-Limit-Reset-Timestamp"
+	}
+}
+
+// metaUsage reads Meta's Graph API usage fields, shares of a limit spent
+// over a rolling hour, in percent: X-App-Usage (the app's) and
+// X-Ad-Account-Usage's acc_id_util_pct (an ad account's) as
+// {"call_count": 28, "total_time": 25, "total_cputime": 25}, the most of
+// them the share spent; and X-Business-Use-Case-Usage, per business and
+// use case, whose estimated_time_to_regain_access (minutes) is when a
+// spent one comes back
+// (https://developers.facebook.com/docs/graph-api/overview/rate-limiting/).
+// Each is a limit of the tenant with a share spent and no counts; a spent
+// business use case is one with nothing left and its reset.
+func (p *parser) metaUsage() {
+	if v, ok := p.get(keyAppUsage); ok {
+		var u struct {
+			CallCount    float64 `json:"call_count"`
+			TotalTime    float64 `json:"total_time"`
+			TotalCPUTime float64 `json:"total_cputime"`
+		}
+		if json.Unmarshal([]byte(v), &u) == nil {
+			p.add(Limit{Name: "app", Scope: "app", Window: time.Hour, Known: HasWindow | HasUtilization, Dialect: XRateLimit,
+				Utilization: max(u.CallCount, u.TotalTime, u.TotalCPUTime) / 100}, "")
+		} else {
+			p.warnf("X-App-Usage: %s is not the usage object; ignored", quote(v))
+		}
+	}
+	if v, ok := p.get(keyBUCUsage); ok {
+		var u map[string][]struct {
+			Type         string  `json:"type"`
+			CallCount    float64 `json:"call_count"`
+			TotalTime    float64 `json:"total_time"`
+			TotalCPUTime float64 `json:"total_cputime"`
+			Regain       float64 `json:"estimated_time_to_regain_access"`
+		}
+		if json.Unmarshal([]byte(v), &u) != nil {
+			p.warnf("X-Business-Use-Case-Usage: %s is not the usage object; ignored", quote(v))
+			return
+		}
+		ids := make([]string, 0, len(u))
+		for id := range u {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids) // the map's order is random
+		for _, id := range ids {
+			for _, c := range u[id] {
+				if c.Type == "" || len(c.Type) > 64 {
+					continue
+				}
+				lim := Limit{Name: "buc-" + c.Type, Scope: "buc-" + c.Type, Window: time.Hour, Known: HasWindow | HasUtilization,
+					Dialect: XRateLimit, Utilization: max(c.CallCount, c.TotalTime, c.TotalCPUTime) / 100}
+				if c.Regain > 0 {
+					lim.Remaining, lim.Reset, lim.Known = 0, p.now.Add(seconds(c.Regain*60)), lim.Known|HasRemaining|HasReset|ResetIsDelay
+				}
+				p.add(lim, "X-Business-Use-Case-Usage")
+			}
+		}
 	}
 }
