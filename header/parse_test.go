@@ -865,6 +865,16 @@ var parseCases = []parseCase{
 		body:   `{"error":{"message":"bad","code":4}}`,
 	},
 	{
+		// Bitbucket Cloud's fields (the values are constructed): an
+		// hour's limit, its resource, near the limit, nothing left said.
+		// No GitHub, whose secondary limit's minute its 429 was given.
+		name:     "bitbucket 429",
+		status:   429,
+		header:   []string{"X-RateLimit-Limit: 1000", "X-RateLimit-Resource: api", "X-RateLimit-NearLimit: true"},
+		throttle: true,
+		limits:   []string{"api requests - q=1000 r=? w=1h0m0s reset=? x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

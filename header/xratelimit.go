@@ -308,10 +308,22 @@ func (p *parser) xRateLimit() {
 			lim.Name = v
 		}
 	} else if v, ok := p.get("X-Ratelimit-Resource"); ok && v != "" {
-		p.github = true
-		lim.Scope = resourceScope(v)
-		if got {
-			githubResource(&lim, v)
+		// GitHub's, which always sends what is left beside it. Bitbucket
+		// Cloud sends X-RateLimit-Resource with X-RateLimit-Limit (an
+		// hour's) and X-RateLimit-NearLimit but nothing left: no GitHub,
+		// whose secondary limit's minute its 429s would be given
+		// (https://support.atlassian.com/bitbucket-cloud/docs/api-request-limits/).
+		if lim.Has(HasRemaining) {
+			p.github = true
+			lim.Scope = resourceScope(v)
+			if got {
+				githubResource(&lim, v)
+			}
+		} else if got {
+			lim.Name = v
+			if !lim.Has(HasWindow) {
+				lim.Window, lim.Known = time.Hour, lim.Known|HasWindow
+			}
 		}
 	}
 	// Datadog: X-RateLimit-Period is the window in seconds, aligned to
