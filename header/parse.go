@@ -107,6 +107,22 @@ func (p *parser) dialects() {
 	if p.has(famMeta) {
 		p.metaUsage()
 	}
+	if p.has(famIPAPI) && p.h["X-Rl"] != nil {
+		// ip-api.com's: requests left in the minute, and the seconds
+		// until it turns (https://ip-api.com/docs/unban).
+		p.simple(Limit{Window: time.Minute, Known: HasWindow, Dialect: XRateLimit}, &fields{
+			"", "", "X-Rl", "X-Rl", "X-Ttl", "X-Ttl",
+		})
+	}
+	if p.has(famCloudinary) {
+		// Cloudinary's Admin API: an hour's limit, its reset an HTTP date
+		// (https://cloudinary.com/documentation/admin_api).
+		p.simple(Limit{Window: time.Hour, Known: HasWindow, Dialect: XRateLimit}, &fields{
+			"X-Featureratelimit-Limit", "X-FeatureRateLimit-Limit",
+			"X-Featureratelimit-Remaining", "X-FeatureRateLimit-Remaining",
+			"X-Featureratelimit-Reset", "X-FeatureRateLimit-Reset",
+		})
+	}
 	if p.has(famBybit) {
 		p.bybit()
 	}
@@ -246,8 +262,19 @@ func (p *parser) vendorFields() {
 		return
 	}
 	name := func(f string) string { return strings.ToLower(v) + f }
-	p.simple(Limit{Dialect: XRateLimit}, &fields{
-		v + "Limit", name("limit"),
+	limit := v + "Limit"
+	lim := Limit{Dialect: XRateLimit}
+	if p.h[limit] == nil && p.h[v[:len(v)-1]] != nil {
+		// The quota in the family's bare field: Discogs's
+		// X-Discogs-Ratelimit, 60 in a moving minute
+		// (https://www.discogs.com/developers/#page:home,header:home-rate-limiting).
+		limit = v[:len(v)-1]
+		if v == "X-Discogs-Ratelimit-" {
+			lim.Window, lim.Known = time.Minute, HasWindow
+		}
+	}
+	p.simple(lim, &fields{
+		limit, strings.ToLower(limit),
 		v + "Remaining", name("remaining"),
 		v + "Reset", name("reset"),
 	})
@@ -302,6 +329,8 @@ const (
 	famBinance           // X-MBX-USED-WEIGHT-*, X-SAPI-USED-*: Binance's, whose 418 is an IP ban
 	famBybit             // X-Bapi-Limit, -Status, -Reset-Timestamp: Bybit's per-second limits
 	famMeta              // X-App-Usage, X-Business-Use-Case-Usage, X-Ad-Account-Usage: Meta's Graph API
+	famIPAPI             // X-Rl, X-Ttl: ip-api.com's
+	famCloudinary        // X-FeatureRateLimit-*: Cloudinary's Admin API
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -421,6 +450,9 @@ func (p *parser) scan() {
 	}
 	for k := range p.h {
 		if len(k) < 8 {
+			if k == "X-Ttl" {
+				p.fams |= famIPAPI
+			}
 			continue
 		}
 		switch k[0] {
@@ -531,6 +563,8 @@ func (p *parser) scan() {
 				p.fams |= famBybit
 			case k == keyAppUsage, k == keyBUCUsage, k == "X-Ad-Account-Usage":
 				p.fams |= famMeta
+			case strings.HasPrefix(k, "X-Featureratelimit-"):
+				p.fams |= famCloudinary
 			default:
 				if v := vendorPrefix(k); v != "" && (p.vendor == "" || v < p.vendor) {
 					// The least, where two vendors' families meet: the

@@ -875,6 +875,42 @@ var parseCases = []parseCase{
 		limits:   []string{"api requests - q=1000 r=? w=1h0m0s reset=? x-ratelimit"},
 	},
 	{
+		// Akamai's X-RateLimit-Next: when the next request may go
+		// (values constructed).
+		name:     "akamai 429",
+		status:   429,
+		at:       time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
+		header:   []string{"X-RateLimit-Limit: 60", "X-RateLimit-Remaining: 0", "X-RateLimit-Next: 2026-11-29T12:00:05Z"},
+		throttle: true,
+		wait:     "5s X-RateLimit-Next",
+		limits:   []string{"- requests - q=60 r=0 w=? reset=+5s x-ratelimit"},
+	},
+	{
+		// ip-api.com's: requests left in the minute and the seconds until
+		// it turns (values constructed).
+		name:     "ip-api 429",
+		status:   429,
+		header:   []string{"X-Rl: 0", "X-Ttl: 42"},
+		throttle: true,
+		wait:     "42s X-Ttl",
+		limits:   []string{"- requests - q=? r=0 w=1m0s reset=+42s x-ratelimit"},
+	},
+	{
+		// Cloudinary's Admin API fields (values as in its SDKs' tests).
+		name:   "cloudinary",
+		status: 200,
+		at:     time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC),
+		header: []string{"X-FeatureRateLimit-Limit: 500", "X-FeatureRateLimit-Remaining: 480", "X-FeatureRateLimit-Reset: Sun, 29 Nov 2026 13:00:00 GMT"},
+		limits: []string{"- requests - q=500 r=480 w=1h0m0s reset=+1h0m0s x-ratelimit"},
+	},
+	{
+		// Discogs's documented fields: the quota in the bare field.
+		name:   "discogs",
+		status: 200,
+		header: []string{"X-Discogs-Ratelimit: 60", "X-Discogs-Ratelimit-Used: 1", "X-Discogs-Ratelimit-Remaining: 59"},
+		limits: []string{"- requests - q=60 r=59 w=1m0s reset=? x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

@@ -267,6 +267,11 @@ func (p *parser) xRateLimit() {
 	resetFrom := "X-RateLimit-Reset"
 	if t, k, ok := p.reset("X-Ratelimit-Reset", "X-RateLimit-Reset"); ok {
 		lim.Reset, lim.Known, got = t, lim.Known|k, true
+	} else if t, k, ok := p.reset("X-Ratelimit-Next", "X-RateLimit-Next"); ok {
+		// Akamai's: when the next request may go, an ISO 8601 instant
+		// (https://techdocs.akamai.com/msl/reference/resource-limiting).
+		lim.Reset, lim.Known, got = t, lim.Known|k, true
+		resetFrom = "X-RateLimit-Next"
 	}
 	if v, ok := p.get("X-Ratelimit-Reset-After"); ok {
 		// Discord's delay in seconds is immune to clock skew, so it
