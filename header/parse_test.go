@@ -911,6 +911,29 @@ var parseCases = []parseCase{
 		limits: []string{"- requests - q=60 r=59 w=1m0s reset=? x-ratelimit"},
 	},
 	{
+		// The Brave Search API's documented fields: a second's limit and
+		// a month's, each field a list in the same order.
+		name:   "brave search",
+		status: 200,
+		header: []string{"X-RateLimit-Limit: 1, 15000", "X-RateLimit-Policy: 1;w=1, 15000;w=2592000", "X-RateLimit-Remaining: 1, 1000", "X-RateLimit-Reset: 1, 1419704"},
+		limits: []string{
+			"- requests - q=1 r=1 w=1s reset=+1s x-ratelimit",
+			"- requests - q=15000 r=1000 w=720h0m0s reset=+394h21m44s x-ratelimit",
+		},
+	},
+	{
+		// The month spent: its turn is the wait.
+		name:     "brave search 429",
+		status:   429,
+		header:   []string{"X-RateLimit-Limit: 1, 15000", "X-RateLimit-Policy: 1;w=1, 15000;w=2592000", "X-RateLimit-Remaining: 1, 0", "X-RateLimit-Reset: 1, 1419704"},
+		throttle: true,
+		wait:     "394h21m44s X-RateLimit-Reset",
+		limits: []string{
+			"- requests - q=1 r=1 w=1s reset=+1s x-ratelimit",
+			"- requests - q=15000 r=0 w=720h0m0s reset=+394h21m44s x-ratelimit",
+		},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

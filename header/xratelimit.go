@@ -258,14 +258,47 @@ func (p *parser) xRateLimit() {
 		// "Rate Limit"), beside X-RateLimit-Used-CurrentRequest.
 		lim.Quota, lim.Known, got = n, lim.Known|HasQuota, true
 	}
-	if n, ok := p.count("X-Ratelimit-Remaining", "X-RateLimit-Remaining"); ok {
+	// Lists in every field, paired by position (the Brave Search API's
+	// "X-RateLimit-Limit: 1, 15000", "X-RateLimit-Remaining: 1, 1000",
+	// "X-RateLimit-Reset: 1, 1419704", seconds to each turn, and
+	// "X-RateLimit-Policy: 1;w=1, 15000;w=2592000",
+	// https://api-dashboard.search.brave.com/documentation/guides/rate-limiting).
+	var rems, resets, wins [maxPolicies + 1]float64
+	nRem, nReset, nWin := 0, 0, 0
+	if npol > 0 {
+		nRem = p.numList("X-Ratelimit-Remaining", rems[:])
+		nReset = p.numList("X-Ratelimit-Reset", resets[:])
+		if v, ok := p.get("X-Ratelimit-Policy"); ok {
+			l := sfList{s: v}
+			var m member
+			for nWin < len(wins) && l.next(&m) {
+				if m.err != "" || !m.isNum || m.params&pw == 0 {
+					nWin = 0
+					break
+				}
+				wins[nWin], nWin = m.w, nWin+1
+			}
+		}
+	}
+	lists := npol > 0 && nRem == npol+1
+	if lists {
+		lim.Remaining, lim.Known = rems[0], lim.Known|HasRemaining
+		if nReset == npol+1 {
+			lim.Reset, lim.Known = p.now.Add(seconds(resets[0])), lim.Known|HasReset|ResetIsDelay
+		}
+		if nWin == npol+1 && !lim.Has(HasWindow) {
+			lim.Window, lim.Known = seconds(wins[0]), lim.Known|HasWindow
+		}
+	} else if n, ok := p.count("X-Ratelimit-Remaining", "X-RateLimit-Remaining"); ok {
 		lim.Remaining, lim.Known, got = n, lim.Known|HasRemaining, true
 	}
 	if p.tokenBucket(&lim) {
 		got = true
 	}
 	resetFrom := "X-RateLimit-Reset"
-	if t, k, ok := p.reset("X-Ratelimit-Reset", "X-RateLimit-Reset"); ok {
+	if lists {
+		// read above
+	} else if t, k, ok := p.reset("X-Ratelimit-Reset", "X-RateLimit-Reset"); ok {
 		lim.Reset, lim.Known, got = t, lim.Known|k, true
 	} else if t, k, ok := p.reset("X-Ratelimit-Next", "X-RateLimit-Next"); ok {
 		// Akamai's: when the next request may go, an ISO 8601 instant
@@ -368,12 +401,22 @@ func (p *parser) xRateLimit() {
 	if got {
 		p.add(lim, resetFrom)
 	}
-	for _, pol := range pols[:npol] {
+	for i, pol := range pols[:npol] {
 		extra := Limit{Quota: pol.quota, Known: HasQuota, Dialect: lim.Dialect}
 		if pol.hasW {
 			extra.Window, extra.Known = seconds(pol.window), extra.Known|HasWindow
 		}
-		p.add(extra, "")
+		from := ""
+		if lists {
+			extra.Remaining, extra.Known = rems[i+1], extra.Known|HasRemaining
+			if nReset == npol+1 {
+				extra.Reset, extra.Known, from = p.now.Add(seconds(resets[i+1])), extra.Known|HasReset|ResetIsDelay, resetFrom
+			}
+			if nWin == npol+1 && !extra.Has(HasWindow) {
+				extra.Window, extra.Known = seconds(wins[i+1]), extra.Known|HasWindow
+			}
+		}
+		p.add(extra, from)
 	}
 }
 
@@ -538,5 +581,28 @@ func (p *parser) appStore(v string) {
 	}
 	for i := range lims[:n] {
 		p.add(lims[i], "")
+	}
+}
+
+// numList reads a field that is a comma-separated list of two or more
+// non-negative numbers into dst, and returns how many it read: 0 when the
+// field is absent, one number, or anything else.
+func (p *parser) numList(key string, dst []float64) int {
+	v, ok := p.get(key)
+	if !ok || strings.IndexByte(v, ',') < 0 {
+		return 0
+	}
+	n := 0
+	for rest := v; ; {
+		item, more, found := strings.Cut(rest, ",")
+		c, isNum := number(trimOWS(item))
+		if !isNum || c < 0 || n == len(dst) {
+			return 0
+		}
+		dst[n], n = c, n+1
+		if !found {
+			return n
+		}
+		rest = more
 	}
 }
