@@ -52,7 +52,14 @@
 //     gw-ratelimit-*, App Store Connect's X-Rate-Limit name:count pairs,
 //     Amazon SP-API's x-amzn-RateLimit-Limit (a rate), Bybit's X-Bapi-*,
 //     Hugging Face's policy kind before its name, and Binance's 418 ban
-//     with a Retry-After as a throttle. A delay in X-RateLimit-Reset is read as seconds;
+//     with a Retry-After as a throttle; Meta's Graph API usage fields
+//     (X-App-Usage, X-Business-Use-Case-Usage) and its rate-limit error
+//     codes in a 400 or 403 as a throttle; Akamai's X-RateLimit-Next,
+//     ip-api.com's X-Rl and X-Ttl, Cloudinary's X-FeatureRateLimit-*,
+//     Discogs's bare X-Discogs-Ratelimit, and X-RateLimit-* lists paired
+//     by position (Brave Search). X-RateLimit-Resource is GitHub's only
+//     beside a remaining count (Bitbucket's is not).
+//     A delay in X-RateLimit-Reset is read as seconds;
 //     the Transport reads it as milliseconds once two answers show it
 //     falling a thousand a second (Prisjakt's), and one longer than a day
 //     as milliseconds until answers show seconds.
