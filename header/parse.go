@@ -193,6 +193,9 @@ func (p *parser) dialects() {
 	if p.nkong > 0 {
 		p.kong()
 	}
+	if p.nperiod > 0 {
+		p.periodFields()
+	}
 	if p.nnamed > 0 && !p.has(famGHL) {
 		p.suffixed()
 	}
@@ -393,6 +396,7 @@ type parser struct {
 	zendeskKeys [maxZendesk]string
 	kongKeys    [maxKong]string // X-RateLimit-Limit-<Period>
 	kongRemKeys [maxKong]string // X-RateLimit-Remaining-<Period>
+	periodKeys  [maxKong]string // X-RateLimit-[<Name>-]<Period>-Limit
 	unifiedKeys [maxUnified]string
 	namedKeys   [maxNamed]string // X-RateLimit-Limit-<Name>
 	namedWaits  [maxNamed]string // Retry-After-<Name>
@@ -411,6 +415,7 @@ type parse struct {
 	nzendesk int
 	nkong    int
 	nkongRem int
+	nperiod  int
 	nunified int
 	nnamed   int
 	nwaits   int
@@ -516,6 +521,14 @@ func (p *parser) scan() {
 					if p.nnamed < maxNamed {
 						p.namedKeys[p.nnamed] = k
 						p.nnamed++
+					}
+				case strings.HasSuffix(rest, "-Limit") && periodInfix(rest[:len(rest)-len("-Limit")]):
+					// X-RateLimit-App-Global-Minute-Limit (SurveyMonkey's),
+					// X-RateLimit-Minute-Limit: a limit per period, the
+					// period before the field's name.
+					if p.nperiod < maxKong {
+						p.periodKeys[p.nperiod] = k
+						p.nperiod++
 					}
 				case strings.HasPrefix(rest, "Limit-"), strings.HasPrefix(rest, "Remaining-"),
 					strings.HasPrefix(rest, "Reset-") && rest != "Reset-After":

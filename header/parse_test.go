@@ -934,6 +934,27 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// SurveyMonkey's fields (names documented, values constructed): the
+		// app's minute and day, resets in seconds; the day is spent.
+		name:     "surveymonkey 429",
+		status:   429,
+		header:   []string{"X-Ratelimit-App-Global-Minute-Limit: 120", "X-Ratelimit-App-Global-Minute-Remaining: 110", "X-Ratelimit-App-Global-Minute-Reset: 45", "X-Ratelimit-App-Global-Day-Limit: 500", "X-Ratelimit-App-Global-Day-Remaining: 0", "X-Ratelimit-App-Global-Day-Reset: 36000"},
+		throttle: true,
+		wait:     "10h0m0s X-Ratelimit-App-Global-Day-Reset",
+		limits: []string{
+			"app-global-day requests app-global-day q=500 r=0 w=24h0m0s reset=+10h0m0s x-ratelimit",
+			"app-global-minute requests app-global-minute q=120 r=110 w=1m0s reset=+45s x-ratelimit",
+		},
+	},
+	{
+		// Connecteam's field names (values constructed).
+		name:   "connecteam",
+		status: 200,
+		at:     time.Unix(1700000000, 0),
+		header: []string{"X-RateLimit-Minute-Limit: 60", "X-RateLimit-Minute-Remaining: 59", "X-RateLimit-Minute-Reset: 1700000030"},
+		limits: []string{"minute requests - q=60 r=59 w=1m0s reset=+30s x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

@@ -637,3 +637,33 @@ func (p *parser) metaUsage() {
 		}
 	}
 }
+
+// periodInfix reports whether s ("App-Global-Minute", "Minute") ends in a
+// period's name, after a dash or alone.
+func periodInfix(s string) bool {
+	_, _, ok := kongPeriod(s)
+	return ok
+}
+
+// periodFields reads limits whose period comes before the field's name:
+// SurveyMonkey's X-Ratelimit-App-Global-Minute-Limit, -Remaining and
+// -Reset (seconds to the turn), and the same for the day, the app's
+// (https://developer.surveymonkey.com/api/v3/#headers); Connecteam's
+// X-RateLimit-Minute-Limit. A name before the period is the server's, a
+// counter of the tenant.
+func (p *parser) periodFields() {
+	keys := p.periodKeys[:p.nperiod]
+	slices.Sort(keys) // the header map's order is random
+	for _, key := range keys {
+		base := key[:len(key)-len("-Limit")]
+		name, i, _ := kongPeriod(base[len("X-Ratelimit-"):])
+		per := &kongPeriods[i]
+		lim := Limit{Name: per.name, Window: per.window, Known: HasWindow, Dialect: XRateLimit}
+		if name != "" {
+			lim.Name = strings.ToLower(name) + "-" + per.name
+			lim.Scope = lim.Name
+		}
+		rem, reset := base+"-Remaining", base+"-Reset"
+		p.simple(lim, &fields{key, key, rem, rem, reset, reset})
+	}
+}
