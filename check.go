@@ -19,7 +19,7 @@ func CheckResponse(resp *http.Response) error {
 		return nil
 	}
 	switch resp.StatusCode {
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusForbidden, http.StatusTeapot:
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusForbidden, http.StatusTeapot, http.StatusPaymentRequired:
 	default:
 		return nil
 	}

@@ -114,6 +114,16 @@ func (p *parser) dialects() {
 			"", "", "X-Rl", "X-Rl", "X-Ttl", "X-Ttl",
 		})
 	}
+	if p.has(famToggl) {
+		// Toggl's hourly quota per user and organisation: what is left,
+		// and the seconds until it is whole; a spent one is answered 402
+		// (https://engineering.toggl.com/docs/focus, "API Quota").
+		p.simple(Limit{Name: "quota", Scope: "quota", Window: time.Hour, Known: HasWindow, Dialect: XRateLimit}, &fields{
+			"", "",
+			"X-Toggl-Quota-Remaining", "X-Toggl-Quota-Remaining",
+			"X-Toggl-Quota-Resets-In", "X-Toggl-Quota-Resets-In",
+		})
+	}
 	if p.has(famCloudinary) {
 		// Cloudinary's Admin API: an hour's limit, its reset an HTTP date
 		// (https://cloudinary.com/documentation/admin_api).
@@ -334,6 +344,7 @@ const (
 	famMeta              // X-App-Usage, X-Business-Use-Case-Usage, X-Ad-Account-Usage: Meta's Graph API
 	famIPAPI             // X-Rl, X-Ttl: ip-api.com's
 	famCloudinary        // X-FeatureRateLimit-*: Cloudinary's Admin API
+	famToggl             // X-Toggl-Quota-Remaining, -Resets-In: Toggl's hourly quota, spent with a 402
 	famStrava            // X-RateLimit-Usage, X-ReadRateLimit-*: Strava's pairs of a quarter-hour's and a day's
 )
 
@@ -578,6 +589,8 @@ func (p *parser) scan() {
 				p.fams |= famMeta
 			case strings.HasPrefix(k, "X-Featureratelimit-"):
 				p.fams |= famCloudinary
+			case strings.HasPrefix(k, "X-Toggl-Quota-"):
+				p.fams |= famToggl
 			default:
 				if v := vendorPrefix(k); v != "" && (p.vendor == "" || v < p.vendor) {
 					// The least, where two vendors' families meet: the
@@ -851,6 +864,10 @@ func (p *parser) finish() {
 		o.Throttled = p.secondary || p.primary || exhausted || p.meta
 	case http.StatusBadRequest:
 		o.Throttled = p.meta
+	case http.StatusPaymentRequired:
+		// Toggl answers a spent hourly quota with a 402: a throttle where
+		// its quota fields say so, not a bill (other servers' 402s are).
+		o.Throttled = p.has(famToggl) && exhausted
 	case http.StatusTeapot:
 		// Binance bans an address that keeps sending after 429s with a
 		// 418 and a Retry-After to the ban's end, two minutes to three

@@ -955,6 +955,23 @@ var parseCases = []parseCase{
 		limits: []string{"minute requests - q=60 r=59 w=1m0s reset=+30s x-ratelimit"},
 	},
 	{
+		// Toggl's spent hourly quota, answered 402 (field names from
+		// clients that cite its documentation; values constructed).
+		name:     "toggl 402",
+		status:   402,
+		header:   []string{"X-Toggl-Quota-Remaining: 0", "X-Toggl-Quota-Resets-In: 1800"},
+		throttle: true,
+		wait:     "30m0s X-Toggl-Quota-Resets-In",
+		limits:   []string{"quota requests quota q=? r=0 w=1h0m0s reset=+30m0s x-ratelimit"},
+	},
+	{
+		// Another server's 402 is a bill, not a throttle.
+		name:   "402 elsewhere",
+		status: 402,
+		header: []string{"Retry-After: 60"},
+		hint:   "1m0s Retry-After",
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",
