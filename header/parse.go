@@ -114,6 +114,17 @@ func (p *parser) dialects() {
 			"", "", "X-Rl", "X-Rl", "X-Ttl", "X-Ttl",
 		})
 	}
+	if p.has(famOpenAI) && (p.h["X-Ratelimit-Reset-Seconds-Org"] != nil || p.h["X-Ratelimit-Reset-Seconds-Ip"] != nil) {
+		// Split.io's: what is left of the organisation's and the
+		// address's counts, and the seconds until each window turns
+		// (https://docs.split.io/reference/rate-limiting).
+		for _, x := range [...]struct{ name, rem, remName, reset, resetName string }{
+			{"org", "X-Ratelimit-Remaining-Org", "X-RateLimit-Remaining-Org", "X-Ratelimit-Reset-Seconds-Org", "X-RateLimit-Reset-Seconds-Org"},
+			{"ip", "X-Ratelimit-Remaining-Ip", "X-RateLimit-Remaining-IP", "X-Ratelimit-Reset-Seconds-Ip", "X-RateLimit-Reset-Seconds-IP"},
+		} {
+			p.simple(Limit{Name: x.name, Scope: x.name, Dialect: XRateLimit}, &fields{"", "", x.rem, x.remName, x.reset, x.resetName})
+		}
+	}
 	if p.has(famToggl) {
 		// Toggl's hourly quota per user and organisation: what is left,
 		// and the seconds until it is whole; a spent one is answered 402

@@ -972,6 +972,19 @@ var parseCases = []parseCase{
 		hint:   "1m0s Retry-After",
 	},
 	{
+		// Split.io's fields (names documented, values constructed): the
+		// organisation's count is spent, and its window is the wait.
+		name:     "split 429",
+		status:   429,
+		header:   []string{"X-RateLimit-Remaining-Org: 0", "X-RateLimit-Remaining-IP: 37", "X-RateLimit-Reset-Seconds-Org: 8", "X-RateLimit-Reset-Seconds-IP: 3"},
+		throttle: true,
+		wait:     "8s X-RateLimit-Reset-Seconds-Org",
+		limits: []string{
+			"org requests org q=? r=0 w=? reset=+8s x-ratelimit",
+			"ip requests ip q=? r=37 w=? reset=+3s x-ratelimit",
+		},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",
