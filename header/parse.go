@@ -125,6 +125,20 @@ func (p *parser) dialects() {
 			p.simple(Limit{Name: x.name, Scope: x.name, Dialect: XRateLimit}, &fields{"", "", x.rem, x.remName, x.reset, x.resetName})
 		}
 	}
+	if p.has(famX) && (p.h["X-Ratelimit-Global-Remaining"] != nil || p.h["X-Ratelimit-Route-Remaining"] != nil) {
+		// LaunchDarkly's: what is left of the account's and the route's
+		// counts, each a window of ten seconds, turning at
+		// X-RateLimit-Reset, epoch milliseconds
+		// (https://launchdarkly.com/docs/api#rate-limiting).
+		for _, x := range [...]struct{ name, scope, rem, remName string }{
+			{"global", "global-10s", "X-Ratelimit-Global-Remaining", "X-RateLimit-Global-Remaining"},
+			{"route", ScopeEndpoint, "X-Ratelimit-Route-Remaining", "X-RateLimit-Route-Remaining"},
+		} {
+			p.simple(Limit{Name: x.name, Scope: x.scope, Window: 10 * time.Second, Known: HasWindow, Dialect: XRateLimit}, &fields{
+				"", "", x.rem, x.remName, "X-Ratelimit-Reset", "X-RateLimit-Reset",
+			})
+		}
+	}
 	if p.has(famToggl) {
 		// Toggl's hourly quota per user and organisation: what is left,
 		// and the seconds until it is whole; a spent one is answered 402

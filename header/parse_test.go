@@ -985,6 +985,22 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// LaunchDarkly's fields (names documented, values constructed): the
+		// route's count spent, both windows ten seconds, the reset in epoch
+		// milliseconds.
+		name:     "launchdarkly 429",
+		status:   429,
+		at:       time.UnixMilli(1795953600000),
+		header:   []string{"X-Ratelimit-Global-Remaining: 12", "X-Ratelimit-Route-Remaining: 0", "X-Ratelimit-Reset: 1795953607000"},
+		throttle: true,
+		wait:     "7s X-RateLimit-Reset",
+		limits: []string{
+			"global requests global-10s q=? r=12 w=10s reset=+7s x-ratelimit",
+			"route requests endpoint q=? r=0 w=10s reset=+7s x-ratelimit",
+			"- requests - q=? r=? w=? reset=+7s x-ratelimit",
+		},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",
