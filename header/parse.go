@@ -139,6 +139,9 @@ func (p *parser) dialects() {
 			})
 		}
 	}
+	if p.has(famX) && p.h["X-Ratelimit-State"] != nil {
+		p.opsgenie()
+	}
 	if p.has(famToggl) {
 		// Toggl's hourly quota per user and organisation: what is left,
 		// and the seconds until it is whole; a spent one is answered 402

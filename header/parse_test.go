@@ -1001,6 +1001,17 @@ var parseCases = []parseCase{
 		},
 	},
 	{
+		// Opsgenie's fields (as its Go SDK reads them): the account's
+		// minute bucket refused.
+		name:     "opsgenie 429",
+		status:   429,
+		header:   []string{"X-RateLimit-State: THROTTLED", "X-RateLimit-Reason: ACCOUNT", "X-RateLimit-Period-In-Sec: 60"},
+		throttle: true,
+		wait:     "1m0s X-RateLimit-Period-In-Sec",
+		reason:   "ACCOUNT ",
+		limits:   []string{"period requests - q=? r=0 w=1m0s reset=+1m0s x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

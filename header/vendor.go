@@ -667,3 +667,25 @@ func (p *parser) periodFields() {
 		p.simple(lim, &fields{key, key, rem, rem, reset, reset})
 	}
 }
+
+// opsgenie reads Opsgenie's X-RateLimit-State (OK, WARNING or THROTTLED),
+// X-RateLimit-Reason (the domain that refused: ACCOUNT, INTEGRATION, ...)
+// and X-RateLimit-Period-In-Sec (60 or 1, the period of the bucket that
+// refused) (https://docs.opsgenie.com/docs/api-rate-limiting): a throttled
+// answer is a spent count of that period, turning within it.
+func (p *parser) opsgenie() {
+	state, _ := p.get("X-Ratelimit-State")
+	if v, ok := p.get("X-Ratelimit-Reason"); ok && v != "" && len(v) <= 64 && p.o.Reason == "" {
+		p.o.Reason = v
+	}
+	if !strings.EqualFold(state, "THROTTLED") {
+		return
+	}
+	sec, ok := p.count("X-Ratelimit-Period-In-Sec", "X-RateLimit-Period-In-Sec")
+	if !ok || !(sec > 0) {
+		return
+	}
+	w := seconds(sec)
+	p.add(Limit{Name: "period", Window: w, Remaining: 0, Reset: p.now.Add(w),
+		Known: HasWindow | HasRemaining | HasReset | ResetIsDelay, Dialect: XRateLimit}, "X-RateLimit-Period-In-Sec")
+}
