@@ -40,7 +40,8 @@ func (p *parser) body(b []byte) {
 		p.googleRetryInfo(b)
 	}
 	if bytes.Contains(b, []byte("THROTTLED")) || bytes.Contains(b, []byte("RATE_LIMITED")) ||
-		bytes.Contains(b, []byte("RATELIMITED")) {
+		bytes.Contains(b, []byte("RATELIMITED")) || bytes.Contains(b, []byte("COMPLEXITY_BUDGET_EXHAUSTED")) ||
+		bytes.Contains(b, []byte("RATE_LIMIT_EXCEEDED")) {
 		p.graphQLBody(b)
 	}
 	if i := bytes.LastIndex(b, []byte(`"throttleStatus"`)); i >= 0 {
@@ -270,12 +271,17 @@ func protoDuration(v string) (float64, bool) {
 // graphQLBody reports a GraphQL error that says the request was throttled:
 // GitHub's {"errors":[{"type":"RATE_LIMITED"}]}, Shopify's and Linear's
 // {"errors":[{"extensions":{"code":"THROTTLED"}}]} ("RATELIMITED").
+//
+// monday.com's: extensions.code COMPLEXITY_BUDGET_EXHAUSTED or
+// RATE_LIMIT_EXCEEDED with the wait in extensions.retry_in_seconds
+// (https://developer.monday.com/api-reference/docs/rate-limits).
 func (p *parser) graphQLBody(b []byte) {
 	var v struct {
 		Errors []struct {
 			Type       string `json:"type"`
 			Extensions struct {
-				Code string `json:"code"`
+				Code  string   `json:"code"`
+				Retry *float64 `json:"retry_in_seconds"`
 			} `json:"extensions"`
 		} `json:"errors"`
 	}
@@ -285,13 +291,17 @@ func (p *parser) graphQLBody(b []byte) {
 	for _, e := range v.Errors {
 		if throttleCode(e.Type) || throttleCode(e.Extensions.Code) {
 			p.graphQL = true
+			if r := e.Extensions.Retry; r != nil && *r >= 0 && !p.hasBodyRetry {
+				p.bodyRetry, p.hasBodyRetry, p.bodyRetryFrom = seconds(*r), true, "body:extensions.retry_in_seconds"
+			}
 			return
 		}
 	}
 }
 
 func throttleCode(c string) bool {
-	return c == "THROTTLED" || c == "RATE_LIMITED" || c == "RATELIMITED"
+	return c == "THROTTLED" || c == "RATE_LIMITED" || c == "RATELIMITED" ||
+		c == "COMPLEXITY_BUDGET_EXHAUSTED" || c == "RATE_LIMIT_EXCEEDED"
 }
 
 // shopifyCost reads the cost bucket of Shopify's GraphQL Admin API from

@@ -1012,6 +1012,15 @@ var parseCases = []parseCase{
 		limits:   []string{"period requests - q=? r=0 w=1m0s reset=+1m0s x-ratelimit"},
 	},
 	{
+		// monday.com's complexity budget spent (values constructed): its
+		// wait in the error's extensions, also on a 200.
+		name:     "monday complexity",
+		status:   200,
+		body:     `{"errors":[{"message":"Complexity budget exhausted","extensions":{"code":"COMPLEXITY_BUDGET_EXHAUSTED","complexity":5000,"complexity_budget_left":0,"complexity_budget_limit":10000000,"retry_in_seconds":12}}]}`,
+		throttle: true,
+		wait:     "12s body:extensions.retry_in_seconds",
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",
