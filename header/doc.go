@@ -58,7 +58,12 @@
 //     ip-api.com's X-Rl and X-Ttl, Cloudinary's X-FeatureRateLimit-*,
 //     Discogs's bare X-Discogs-Ratelimit, and X-RateLimit-* lists paired
 //     by position (Brave Search). X-RateLimit-Resource is GitHub's only
-//     beside a remaining count (Bitbucket's is not).
+//     beside a remaining count (Bitbucket's is not). SurveyMonkey's and
+//     Connecteam's period-first fields (X-RateLimit-Minute-Limit), Toggl's
+//     quota (a 402 that its fields say is spent is a throttle), Split.io's
+//     -Org and -IP counts, LaunchDarkly's -Global- and -Route-Remaining,
+//     Opsgenie's X-RateLimit-State, monday.com's GraphQL complexity
+//     errors.
 //     A delay in X-RateLimit-Reset is read as seconds;
 //     the Transport reads it as milliseconds once two answers show it
 //     falling a thousand a second (Prisjakt's), and one longer than a day
