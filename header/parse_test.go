@@ -1021,6 +1021,14 @@ var parseCases = []parseCase{
 		wait:     "12s body:extensions.retry_in_seconds",
 	},
 	{
+		// Composio's fields (names documented, values constructed): the
+		// quota in the bare field, the window in X-RateLimit-Window-Size.
+		name:   "composio",
+		status: 200,
+		header: []string{"X-RateLimit: 20000", "X-RateLimit-Remaining: 19990", "X-RateLimit-Window-Size: 600s"},
+		limits: []string{"- requests - q=20000 r=19990 w=10m0s reset=? x-ratelimit"},
+	},
+	{
 		// Docker Hub's documented pull limit: both counts carry the
 		// window as a parameter (docs.docker.com/docker-hub/usage/pulls).
 		name:   "docker hub",

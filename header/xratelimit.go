@@ -253,6 +253,24 @@ func (p *parser) xRateLimit() {
 			}
 		}
 	}
+	if n, ok := p.count("X-Ratelimit", "X-RateLimit"); ok && !lim.Has(HasQuota) {
+		// Composio's quota in the bare field, with the window in
+		// X-RateLimit-Window-Size ("600s") (https://docs.composio.dev/reference/rate-limits).
+		lim.Quota, lim.Known, got = n, lim.Known|HasQuota, true
+	}
+	if v, ok := p.get("X-Ratelimit-Window-Size"); ok && !lim.Has(HasWindow) {
+		var d time.Duration
+		if n, isNum := number(v); isNum {
+			d = seconds(n)
+		} else if dd, err := time.ParseDuration(v); err == nil {
+			d = dd
+		}
+		if d > 0 && d < MaxWait {
+			lim.Window, lim.Known = d, lim.Known|HasWindow
+		} else {
+			p.warnf("X-RateLimit-Window-Size: %s is not a window; ignored", quote(v))
+		}
+	}
 	if n, ok := p.count("X-Ratelimit-Total", "X-RateLimit-Total"); ok && !lim.Has(HasQuota) {
 		// Freshdesk's and Freshservice's quota (developers.freshdesk.com/api,
 		// "Rate Limit"), beside X-RateLimit-Used-CurrentRequest.
