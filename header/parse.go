@@ -561,7 +561,7 @@ func (p *parser) scan() {
 						p.namedKeys[p.nnamed] = k
 						p.nnamed++
 					}
-				case strings.HasSuffix(rest, "-Limit") && periodInfix(rest[:len(rest)-len("-Limit")]):
+				case strings.HasSuffix(rest, "-Limit") && kongKey(rest[:len(rest)-len("-Limit")]):
 					// X-RateLimit-App-Global-Minute-Limit (SurveyMonkey's),
 					// X-RateLimit-Minute-Limit: a limit per period, the
 					// period before the field's name.

@@ -638,13 +638,6 @@ func (p *parser) metaUsage() {
 	}
 }
 
-// periodInfix reports whether s ("App-Global-Minute", "Minute") ends in a
-// period's name, after a dash or alone.
-func periodInfix(s string) bool {
-	_, _, ok := kongPeriod(s)
-	return ok
-}
-
 // periodFields reads limits whose period comes before the field's name:
 // SurveyMonkey's X-Ratelimit-App-Global-Minute-Limit, -Remaining and
 // -Reset (seconds to the turn), and the same for the day, the app's
