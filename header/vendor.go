@@ -499,13 +499,7 @@ func (p *parser) highLevel() {
 // (https://www.kucoin.com/docs/basic-info/request-rate-limit/rest-api).
 func (p *parser) kuCoin() {
 	lim := Limit{Name: "pool", Window: 30 * time.Second, Known: HasWindow, Dialect: XRateLimit}
-	if v, ok := p.get("Gw-Ratelimit-Reset"); ok {
-		if n, isNum := number(v); isNum && n >= 0 && n < epochMillisMin {
-			lim.Reset, lim.Known = p.now.Add(seconds(n/1000)), lim.Known|HasReset|ResetIsDelay
-		} else {
-			p.warnf("gw-ratelimit-reset: %s is not a delay in milliseconds; ignored", quote(v))
-		}
-	}
+	p.msDelay(&lim, "Gw-Ratelimit-Reset", "gw-ratelimit-reset")
 	if i := p.simple(lim, &fields{
 		"Gw-Ratelimit-Limit", "gw-ratelimit-limit",
 		"Gw-Ratelimit-Remaining", "gw-ratelimit-remaining",
@@ -513,6 +507,21 @@ func (p *parser) kuCoin() {
 	}); i >= 0 {
 		p.resetFrom[i] = "gw-ratelimit-reset"
 	}
+}
+
+// msDelay sets lim's reset from the field key, a delay in milliseconds
+// (KuCoin's gw-ratelimit-reset, BigCommerce's X-Rate-Limit-Time-Reset-Ms);
+// anything else is warned of, by name, and ignored.
+func (p *parser) msDelay(lim *Limit, key, name string) {
+	v, ok := p.get(key)
+	if !ok {
+		return
+	}
+	if n, isNum := number(v); isNum && n >= 0 && n < epochMillisMin {
+		lim.Reset, lim.Known = p.now.Add(seconds(n/1000)), lim.Known|HasReset|ResetIsDelay
+		return
+	}
+	p.warnf("%s: %s is not a delay in milliseconds; ignored", name, quote(v))
 }
 
 // bigCommerce reads BigCommerce's X-Rate-Limit-Requests-Quota and
@@ -524,13 +533,7 @@ func (p *parser) bigCommerce() {
 	if n, ok := p.count("X-Rate-Limit-Time-Window-Ms", "X-Rate-Limit-Time-Window-Ms"); ok && n > 0 {
 		lim.Window, lim.Known = seconds(n/1000), HasWindow
 	}
-	if v, ok := p.get("X-Rate-Limit-Time-Reset-Ms"); ok {
-		if n, isNum := number(v); isNum && n >= 0 && n < epochMillisMin {
-			lim.Reset, lim.Known = p.now.Add(seconds(n/1000)), lim.Known|HasReset|ResetIsDelay
-		} else {
-			p.warnf("X-Rate-Limit-Time-Reset-Ms: %s is not a delay in milliseconds; ignored", quote(v))
-		}
-	}
+	p.msDelay(&lim, "X-Rate-Limit-Time-Reset-Ms", "X-Rate-Limit-Time-Reset-Ms")
 	i := p.simple(lim, &fields{
 		"X-Rate-Limit-Requests-Quota", "X-Rate-Limit-Requests-Quota",
 		"X-Rate-Limit-Requests-Left", "X-Rate-Limit-Requests-Left",
@@ -582,8 +585,7 @@ func (p *parser) bybit() {
 }
 
 // metaUsage reads Meta's Graph API usage fields, shares of a limit spent
-// over a rolling hour, in percent: X-App-Usage (the app's) and
-// X-Ad-Account-Usage's acc_id_util_pct (an ad account's) as
+// over a rolling hour, in percent: X-App-Usage (the app's) as
 // {"call_count": 28, "total_time": 25, "total_cputime": 25}, the most of
 // them the share spent; and X-Business-Use-Case-Usage, per business and
 // use case, whose estimated_time_to_regain_access (minutes) is when a
@@ -591,6 +593,8 @@ func (p *parser) bybit() {
 // (https://developers.facebook.com/docs/graph-api/overview/rate-limiting/).
 // Each is a limit of the tenant with a share spent and no counts; a spent
 // business use case is one with nothing left and its reset.
+// X-Ad-Account-Usage only marks the answer as Meta's (metaBody); its
+// share is not read.
 func (p *parser) metaUsage() {
 	if v, ok := p.get(keyAppUsage); ok {
 		var u struct {
